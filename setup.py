@@ -28,7 +28,7 @@ setuptools.setup(
                  'License :: ' + lic[1]] +
                 ['Programming Language :: Python :: ' + o for o in py_versions[py_versions.index(min_python):]],
     url=cfg['git_url'],
-    packages=setuptools.find_packages(include=['lengen', 'lengen.*']),
+    packages=setuptools.find_namespace_packages(include=['lengen', 'lengen.*']),
     include_package_data=True,
     package_data={'lengen': ['conf/**/*.yaml', 'conf/*.yaml', 'remote/*.py']},
     install_requires=reqs('requirements'),

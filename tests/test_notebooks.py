@@ -1,0 +1,34 @@
+"""Run every notebook through nbdev's own test runner (one pytest test per notebook), and the papermill experiment."""
+import json
+from configparser import ConfigParser
+from pathlib import Path
+
+import pytest
+import nbdev.test as nbt
+
+ROOT = Path(__file__).resolve().parent.parent
+NBS = sorted((ROOT / "nbs").glob("*.ipynb"))          # experiments/ (marked .notest) run below, through papermill
+cfg = ConfigParser(); cfg.read(ROOT / "settings.ini")
+SKIP_FLAGS = cfg["DEFAULT"]["tst_flags"].split()       # `slow` and `gpu` cells are skipped, as in nbdev_test
+
+
+@pytest.mark.parametrize("nb", NBS, ids=lambda p: p.stem)
+def test_notebook(nb):
+    ok, _ = nbt.test_nb(nb, skip_flags=SKIP_FLAGS)
+    assert ok, f"{nb.name} failed (traceback above)"
+
+
+def test_copy_task_notebook_with_papermill(tmp_path):
+    import papermill as pm
+    run_dir = tmp_path / "run"
+    out = pm.execute_notebook(str(ROOT / "nbs/experiments/copy_task.ipynb"), str(tmp_path / "out.ipynb"),
+                              parameters=dict(max_steps=40, output_dir=str(run_dir),
+                                              overrides=["data.copy_task.eval_lengths=[3,15]", "data.copy_task.eval_samples=8"]),
+                              kernel_name="python3", cwd=str(tmp_path), progress_bar=False)
+    tags = [c.metadata.get("tags", []) for c in out.cells]
+    i = next(k for k, t in enumerate(tags) if "parameters" in t)
+    assert "injected-parameters" in tags[i + 1]                      # injected after the defaults, so they win
+    res = json.loads((run_dir / "copy_eval.json").read_text())
+    assert [r["length"] for r in res["results"]] == [3, 15] and res["train_range"] == [1, 10]
+    figs = [o for c in out.cells for o in c.get("outputs", []) if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    assert len(figs) == 1 and len(figs[0]["data"]["application/vnd.plotly.v1+json"]["data"]) == 3
