@@ -191,4 +191,5 @@ d = { 'settings': { 'branch': 'main',
                                     'lengen.vpad_kernel.fused_keep_mask': ('vpad_kernel.html#fused_keep_mask', 'lengen/vpad_kernel.py'),
                                     'lengen.vpad_kernel.fused_vpad_available': ( 'vpad_kernel.html#fused_vpad_available',
                                                                                  'lengen/vpad_kernel.py'),
+                                    'lengen.vpad_kernel.kernel_agreement': ('vpad_kernel.html#kernel_agreement', 'lengen/vpad_kernel.py'),
                                     'lengen.vpad_kernel.vpad_fused': ('vpad_kernel.html#vpad_fused', 'lengen/vpad_kernel.py')}}}
