@@ -30,7 +30,7 @@ setuptools.setup(
     url=cfg['git_url'],
     packages=setuptools.find_namespace_packages(include=['lengen', 'lengen.*']),
     include_package_data=True,
-    package_data={'lengen': ['conf/*.yaml', 'conf/*/*.yaml']},
+    package_data={'lengen': ['conf/*.yaml', 'conf/*/*.yaml', 'helmet_configs/*.yaml']},
     install_requires=reqs('requirements'),
     extras_require=extras,
     python_requires='>=' + min_python,
