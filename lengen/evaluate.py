@@ -4,18 +4,21 @@
 
 # %% ../nbs/07_evaluate.ipynb #6890fded
 from __future__ import annotations
-import json, random
+import argparse, random, string
 from collections import defaultdict
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 
+from .config import ConfigError
 from .data import copy_example, copy_string
+from .eval_io import (copy_train_range, load_for_eval, output_dir_for, progress_bar, resolve_checkpoint, run_cli,
+                            run_config_of, write_figure, write_json)
 
 # %% auto #0
 __all__ = ['METRICS', 'answer_matches', 'score_group', 'score_examples', 'copy_eval_examples', 'evaluate_copy',
-           'plot_length_curve', 'save_length_eval']
+           'plot_length_curve', 'save_length_eval', 'format_length_table', 'copy_alphabet_size', 'parse_lengths',
+           'evaluate_copy_checkpoint', 'main']
 
 # %% ../nbs/07_evaluate.ipynb #6eecd390
 def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded after EOS
@@ -76,7 +79,7 @@ def evaluate_copy(model, tokenizer, lengths, samples:int=100, alphabet_size:int=
                   batch_size:int=64, progress:bool=True) -> list[dict]:
     "One row per string length: the mean of each metric over `samples` strings."
     rows = []
-    for L in tqdm(list(lengths), desc="copy eval", disable=not progress):
+    for L in progress_bar(list(lengths), "copy eval", progress):
         sc = score_examples(model, copy_eval_examples(tokenizer, L, samples, alphabet_size, seed),
                             tokenizer.eos_token_id, tokenizer.pad_token_id, batch_size)
         rows.append({"length": L, "n": len(sc), **{m: sum(s[m] for s in sc) / len(sc) for m in METRICS}})
@@ -102,8 +105,82 @@ def plot_length_curve(rows:list[dict], # `evaluate_copy` rows
 def save_length_eval(rows:list[dict], out_dir, # where `copy_eval.json` and `copy_eval.html` go
                      train_range=None, stem:str="copy_eval", offline:bool=False, meta:dict|None=None) -> dict:
     "Write the rows as JSON and the figure as standalone HTML; returns the two paths."
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    js, html = out/f"{stem}.json", out/f"{stem}.html"
-    js.write_text(json.dumps({"train_range": train_range, **(meta or {}), "results": rows}, indent=2))
-    plot_length_curve(rows, train_range).write_html(html, include_plotlyjs=True if offline else "cdn")
+    js = write_json({"train_range": train_range, **(meta or {}), "results": rows}, Path(out_dir)/f"{stem}.json")
+    html = write_figure(plot_length_curve(rows, train_range), Path(out_dir)/f"{stem}.html", offline)
     return {"json": str(js), "html": str(html)}
+
+# %% ../nbs/07_evaluate.ipynb #7c5d2123
+def format_length_table(rows:list[dict], # `evaluate_copy` rows
+                        train_range:tuple[int, int]|None=None, # (min_len, max_len) seen in training
+                       ) -> str:
+    "A fixed-width table of the length sweep, lengths outside the training range starred."
+    head = f"{'length':>7} {'exact match':>12} {'token acc':>10} {'teacher-forced':>15}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        ood = train_range and not train_range[0] <= r["length"] <= train_range[1]
+        lines.append(f"{r['length']:>6}{'*' if ood else ' '} {r['exact_match_accuracy']:>12.3f} {r['token_accuracy']:>10.3f} "
+                     f"{r['teacher_forced_accuracy']:>15.3f}")
+    return "\n".join(lines + (["* outside the training lengths"] if train_range else []))
+
+# %% ../nbs/07_evaluate.ipynb #fb787d90
+def copy_alphabet_size(tokenizer) -> int:
+    "How many letters a-.. a copy-task tokenizer holds; a `ConfigError` when it is not one."
+    vocab = tokenizer.get_vocab()
+    n = next((i for i, c in enumerate(string.ascii_lowercase) if c not in vocab), 26)
+    if n == 0 or tokenizer.sep_token != "|" or tokenizer.eos_token is None:
+        raise ConfigError("checkpoint", getattr(tokenizer, "name_or_path", "?"), "a copy-task checkpoint: its tokenizer "
+                          "has the separator '|', an EOS token and the letters a, b, ...")
+    return n
+
+def parse_lengths(spec:str, # comma-separated string lengths, e.g. "10,25,50"
+                 ) -> list[int]:
+    "Positive string lengths from `--lengths`."
+    try: out = [int(s) for s in spec.split(",") if s.strip()]
+    except ValueError: out = []
+    if not out or min(out) < 1: raise ConfigError("--lengths", spec, "comma-separated positive integers, e.g. 10,25,50,100")
+    return out
+
+def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
+                             lengths:list[int]|None=None, # default: the run's eval_lengths, else 10,25,50,100
+                             samples:int=100, # strings per length
+                             batch_size:int=64, output_dir:str|None=None, # default: the checkpoint's folder / eval_results
+                             seed:int|None=None, # default: the run's eval_seed, else 1234
+                             dtype:str="auto", device:str|None=None, progress:bool=True) -> dict:
+    "The copy-task sweep of a saved checkpoint; writes `copy_eval.json` and `copy_eval.html`, returns them with the rows."
+    from lengen.eval_position import position_limit
+    if samples < 1 or batch_size < 1: raise ConfigError("--samples/--batch-size", (samples, batch_size), "positive integers")
+    ckpt = resolve_checkpoint(ckpt)
+    rc = run_config_of(ckpt)
+    ct = rc.data.copy_task if copy_train_range(rc) else None
+    lengths = list(lengths or (ct.eval_lengths if ct else [10, 25, 50, 100]))
+    seed = seed if seed is not None else (ct.eval_seed if ct else 1234)
+    model, tok = load_for_eval(ckpt, dtype, device)
+    alphabet = ct.alphabet_size if ct else copy_alphabet_size(tok)
+    limit = position_limit(model)
+    if limit and 2 * max(lengths) + 3 > limit:
+        raise ConfigError("--lengths", max(lengths), f"at most {(limit - 3) // 2}: the model takes {limit} positions and a "
+                          "copy example of n letters takes 2n+3 tokens")
+    rows = evaluate_copy(model, tok, lengths, samples, alphabet, seed, batch_size, progress)
+    train_range = copy_train_range(rc)
+    paths = save_length_eval(rows, output_dir_for(ckpt, output_dir), train_range,
+                             meta={"checkpoint": ckpt, "samples": samples, "seed": seed, "alphabet_size": alphabet})
+    return {"rows": rows, "train_range": train_range, **paths}
+
+def main(argv:list[str]|None=None) -> int:
+    "Entry point of `lengen_eval_copy`."
+    p = argparse.ArgumentParser(prog="lengen_eval_copy", description="Copy-task exact match, token accuracy and "
+                                "teacher-forced accuracy of a checkpoint across string lengths.")
+    p.add_argument("checkpoint", help="local checkpoint directory or Hub id")
+    p.add_argument("--lengths", default=None, help="comma-separated string lengths (default: the run's eval_lengths)")
+    p.add_argument("--samples", type=int, default=100, help="strings per length")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--seed", type=int, default=None, help="seed of the strings (default: the run's eval_seed)")
+    p.add_argument("--dtype", default="auto", choices=["auto", "bfloat16", "float16", "float32"])
+    p.add_argument("--output-dir", default=None, help="default: the checkpoint folder (local) or eval_results/<id>")
+    p.add_argument("--device", default=None)
+    a = p.parse_args(argv)
+    def run():
+        r = evaluate_copy_checkpoint(a.checkpoint, parse_lengths(a.lengths) if a.lengths else None, a.samples, a.batch_size,
+                                     a.output_dir, a.seed, a.dtype, a.device)
+        print(format_length_table(r["rows"], r["train_range"])); print(f"wrote {r['json']} and {r['html']}")
+    return run_cli("lengen_eval_copy", run)

@@ -13,7 +13,8 @@ from .swa import apply_swa
 from .window_attention import WINDOW_SDPA, window_kernel  # importing it registers the `window_sdpa` attention backend
 
 # %% auto #0
-__all__ = ['run_config', 'model_config', 'attn_kwargs', 'build_model', 'add_run_modules', 'model_skeleton', 'load_model']
+__all__ = ['run_config', 'model_config', 'attn_kwargs', 'build_model', 'add_run_modules', 'model_skeleton', 'default_attention',
+           'load_model']
 
 # %% ../nbs/06_models.ipynb #6221a477
 def _from_scratch(cfg, tokenizer):
@@ -68,6 +69,11 @@ def model_skeleton(cfg):
         return AutoModelForCausalLM.from_config(config, **attn_kwargs(config, cfg))
 
 # %% ../nbs/06_models.ipynb #29c5acb5
+def default_attention(config) -> dict:
+    "`window_sdpa` for checkpoints with sliding-window layers (windows at kernel speed, no L x L mask), else nothing."
+    sliding = "sliding_attention" in (getattr(config, "layer_types", None) or [])
+    return {"attn_implementation": WINDOW_SDPA} if sliding and config.model_type != "mamba2" else {}
+
 def load_model(path_or_hub_id:str, # local checkpoint dir or Hub id
                dtype="auto", # torch dtype, or "auto" = as stored
                revision:str|None=None, # Hub revision
@@ -75,6 +81,7 @@ def load_model(path_or_hub_id:str, # local checkpoint dir or Hub id
               ):
     "Load a lengen checkpoint in eval mode, restoring the modifications its config records."
     config = AutoConfig.from_pretrained(path_or_hub_id, revision=revision)
+    kwargs = {**default_attention(config), **kwargs}
     from lengen import scaling
     if scaling.is_scaled_config(config):
         model = scaling.load_scaled_model(path_or_hub_id, dtype=dtype, revision=revision, **kwargs)

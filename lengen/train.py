@@ -12,12 +12,12 @@ from omegaconf import OmegaConf
 from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from .config import ConfigError, compose_config, in_ipython, list_experiments
+from .config import ConfigError, compose_config, in_ipython, list_experiments, validate_config
 
 # %% auto #0
 __all__ = ['USAGE', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume', 'LengenTrainer',
            'generation_metrics', 'GenerationEvalCallback', 'prepare_model', 'run_training', 'final_copy_eval',
-           'format_length_table', 'parse_argv', 'sites_report', 'main', 'sites_main']
+           'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
 def training_arguments(cfg) -> TrainingArguments:
@@ -173,12 +173,15 @@ def run_training(cfg, # a composed, validated TrainingConfig
     if trainer.is_world_process_zero():
         OmegaConf.save(cfg, Path(cfg.output_dir)/"lengen_config.yaml")
         if cfg.data.synthetic == "copy": metrics.update(final_copy_eval(trainer.model, tok, cfg))
+        if cfg.eval_extra.dataset_file:
+            from lengen.eval_position import eval_extra_from_config
+            metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
     return metrics
 
 # %% ../nbs/08_train.ipynb #c078c8a7
 def final_copy_eval(model, tokenizer, cfg) -> dict:
     "Full copy-task length sweep of a trained model: JSON + HTML in output_dir, a printed table; returns a summary."
-    from lengen.evaluate import evaluate_copy, save_length_eval
+    from lengen.evaluate import evaluate_copy, format_length_table, save_length_eval
     ct = cfg.data.copy_task
     rows = evaluate_copy(model, tokenizer, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed, cfg.data.val_batch_size)
     paths = save_length_eval(rows, cfg.output_dir, train_range=(ct.min_len, ct.max_len),
@@ -187,16 +190,6 @@ def final_copy_eval(model, tokenizer, cfg) -> dict:
     print(f"wrote {paths['json']} and {paths['html']}")
     ind = [r for r in rows if ct.min_len <= r["length"] <= ct.max_len]
     return {"in_distribution_exact_match": min((r["exact_match_accuracy"] for r in ind), default=float("nan")), **paths}
-
-def format_length_table(rows, train_range=None) -> str:
-    "A fixed-width table of the length sweep, lengths outside the training range starred."
-    head = f"{'length':>7} {'exact match':>12} {'token acc':>10} {'teacher-forced':>15}"
-    lines = [head, "-" * len(head)]
-    for r in rows:
-        ood = train_range and not train_range[0] <= r["length"] <= train_range[1]
-        lines.append(f"{r['length']:>6}{'*' if ood else ' '} {r['exact_match_accuracy']:>12.3f} {r['token_accuracy']:>10.3f} "
-                     f"{r['teacher_forced_accuracy']:>15.3f}")
-    return "\n".join(lines + (["* outside the training lengths"] if train_range else []))
 
 # %% ../nbs/08_train.ipynb #1d062978
 USAGE = """usage: lengen_train +experiment=NAME [key=value ...] [--cfg job]
@@ -234,8 +227,12 @@ def main(argv:list[str]|None=None) -> int:
     if action == "help": print(USAGE); return 0
     if action == "list": print("\n".join(list_experiments())); return 0
     try:
-        cfg = compose_config(experiment, overrides)
+        cfg = compose_config(experiment, overrides, validate=False)
         if action == "cfg": print(OmegaConf.to_yaml(cfg)); return 0
+        from lengen.eval_position import check_eval_extra, eval_extra_from_config
+        check_eval_extra(cfg)
+        if cfg.eval_extra.eval_only: eval_extra_from_config(cfg); return 0   # evaluates a checkpoint: nothing to train
+        validate_config(cfg)
         if cfg.dry_run:
             print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
             return 0
