@@ -13,11 +13,12 @@ from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from .config import ConfigError, compose_config, in_ipython, list_experiments, validate_config
+from .eval_io import write_json
 
 # %% auto #0
 __all__ = ['USAGE', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume', 'LengenTrainer',
-           'generation_metrics', 'GenerationEvalCallback', 'prepare_model', 'run_training', 'final_copy_eval',
-           'parse_argv', 'sites_report', 'main', 'sites_main']
+           'generation_metrics', 'GenerationEvalCallback', 'prepare_model', 'run_training', 'train_summary',
+           'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
 def training_arguments(cfg) -> TrainingArguments:
@@ -172,11 +173,20 @@ def run_training(cfg, # a composed, validated TrainingConfig
     trainer.save_model(cfg.output_dir)
     if trainer.is_world_process_zero():
         OmegaConf.save(cfg, Path(cfg.output_dir)/"lengen_config.yaml")
+        write_json(train_summary(cfg, trainer.state.global_step, args.world_size, metrics), Path(cfg.output_dir)/"train_summary.json")
         if cfg.data.synthetic == "copy": metrics.update(final_copy_eval(trainer.model, tok, cfg))
         if cfg.eval_extra.dataset_file:
             from lengen.eval_position import eval_extra_from_config
             metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
     return metrics
+
+def train_summary(cfg, steps:int, world_size:int, metrics:dict) -> dict:
+    "What a finished run did, for model cards: steps, processes, rows and (packed text) tokens seen, loss, time."
+    rows = cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * world_size
+    packed = not (cfg.data.synthetic or cfg.data.padded_examples)
+    return {"global_step": steps, "world_size": world_size, "rows_per_step": rows,
+            "tokens_per_step": rows * cfg.data.block_size if packed else None,
+            "train_tokens": steps * rows * cfg.data.block_size if packed else None, **metrics}
 
 # %% ../nbs/08_train.ipynb #c078c8a7
 def final_copy_eval(model, tokenizer, cfg) -> dict:
@@ -236,6 +246,8 @@ def main(argv:list[str]|None=None) -> int:
         if cfg.dry_run:
             print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
             return 0
+        if int(os.environ.get("RANK", "0")) == 0:
+            write_json({"experiment": experiment, "overrides": overrides}, Path(cfg.output_dir)/"lengen_command.json")
         metrics = run_training(cfg)
     except ConfigError as e:
         print(f"lengen_train: {e}", file=sys.stderr)
