@@ -106,7 +106,7 @@ class SWAConfig:
 # %% ../nbs/00_config.ipynb #6406bf62
 @dataclass
 class DropoutConfig:
-    "The VPAD dropout family (METHODS.md §1)."
+    "The VPAD dropout family (defined in `lengen.dropout`)."
     rate: float = 0.0  # p, in [0, 1); 0 disables
     mode: str = "vpad"  # vpad | pre_linear | pre_norm / residual (aliases that move rate and layers to residual_dropout)
     apply_to: str = ""  # projection letters (llama q,k,v,g,u,d,o; mamba2 i,o); empty = norm level
@@ -339,7 +339,12 @@ def _check_data_source(data):
                           "data.synthetic=copy")
 
 # %% ../nbs/00_config.ipynb #7666dc4d
-CONF_DIR = Path(__file__).parent/"conf" if "__file__" in globals() else Path("../lengen/conf").resolve()
+def _checkout_conf_dir() -> Path:
+    "`lengen/conf` of the checkout a notebook runs in (from `nbs/`, `nbs/experiments/` or the project root)."
+    here = Path.cwd().resolve()
+    return next((d/"lengen"/"conf" for d in [here, *here.parents] if (d/"lengen"/"conf").is_dir()), here/"lengen"/"conf")
+
+CONF_DIR = Path(__file__).parent/"conf" if "__file__" in globals() else _checkout_conf_dir()
 
 def register_schema():
     "Register `TrainingConfig` in Hydra's ConfigStore as `lengen_schema` (what `conf/train.yaml` extends)."

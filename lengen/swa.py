@@ -21,7 +21,7 @@ def apply_swa(config, # a SmolLM3 config, edited in place; apply it before the m
               window:int, # W, the keys a query of a sliding layer sees, itself included
               rope_theta:float|None=None, # new RoPE base θ; None keeps the config's
              ):
-    "Make the RoPE layers of `config` sliding-window layers (METHODS.md §2); returns `config`."
+    "Make the RoPE layers of `config` sliding-window layers; returns `config`."
     if getattr(config, "no_rope_layers", None) is None:
         raise ConfigError("swa.enabled", True, "true only for SmolLM3 models (a config with `no_rope_layers`)",
                           hint=f"This model's config is a {type(config).__name__}.")

@@ -1,0 +1,271 @@
+"""Check the built docs site (_docs/) in headless Chromium, through the DevTools protocol.
+
+Serves the site under its `doc_baseurl` (as GitHub Pages will), opens every page listed in the sidebar and checks:
+  * it loads with no failed request for a local file, no JavaScript exception, and its title (the notebook's `# Title`);
+  * every local link and asset on it exists, and every `#anchor` into the site exists on its target page;
+  * math is rendered (MathML with a real size; no raw `\\(`, `\\[` or `$$` left in the prose) on pages whose notebook has math;
+  * each page whose notebook holds plotly figures shows that many rendered figures (plotly's SVG drawn in the page);
+  * requests to other hosts are listed (the site must not need them: figures and math come from the site itself).
+Also: every exported symbol of lengen/_modidx.py has its `show_doc` anchor on its module's page, every notebook has a
+page in the sidebar, every console script in settings.ini has its `--help` on cli.html, and the search box finds pages. `--screenshots DIR` saves a PNG of each page, scrolled to its
+first figure or equation.
+
+usage: python tools/check_site.py [--site _docs] [--chromium chromium] [--screenshots DIR]
+Exit status 0 when everything holds, 1 otherwise (each problem on its own line).
+"""
+import argparse, base64, configparser, functools, http.server, json, re, shutil, subprocess, sys, tempfile, threading, time
+import urllib.request
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlparse
+
+import websocket  # websocket-client: installed with jupyter_server (the dev extra)
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--no-first-run", "--window-size=1280,900", "--remote-debugging-port=0"]
+MATH_RE = re.compile(r"\$\$|\$[^\s$][^$\n]*\$|\\\(|\\\[")
+
+
+class Chromium:
+    "A headless Chromium with a fresh profile, driven over the DevTools protocol; events are kept per page load."
+    def __init__(self, exe:str):
+        self.profile = tempfile.mkdtemp(prefix="check_site_")
+        self.proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file, t0 = Path(self.profile)/"DevToolsActivePort", time.time()
+        while not (port_file.exists() and len(port_file.read_text().split()) == 2):
+            if time.time() - t0 > 60 or self.proc.poll() is not None: raise RuntimeError(f"{exe} did not start")
+            time.sleep(0.1)
+        port = port_file.read_text().split()[0]
+        pages = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
+        url = next(p["webSocketDebuggerUrl"] for p in pages if p["type"] == "page")
+        self.ws = websocket.create_connection(url, timeout=120, suppress_origin=True)
+        self.n, self.events = 0, []
+        for dom in ("Page", "Network", "Runtime", "Log"): self.send(f"{dom}.enable")
+
+    def send(self, method:str, **params):
+        "Call a DevTools method; events that arrive meanwhile are stored in `self.events`."
+        self.n += 1
+        self.ws.send(json.dumps(dict(id=self.n, method=method, params=params)))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == self.n:
+                if "error" in msg: raise RuntimeError(f"{method}: {msg['error']}")
+                return msg["result"]
+            self.events.append(msg)
+
+    def js(self, expr:str):
+        "Value of a JavaScript expression (awaited if it is a promise)."
+        r = self.send("Runtime.evaluate", expression=expr, awaitPromise=True, returnByValue=True)
+        if "exceptionDetails" in r: raise RuntimeError(f"{expr[:80]}...: {r['exceptionDetails']}")
+        return r["result"].get("value")
+
+    def load(self, url:str, settle_js:str, timeout:float=30):
+        "Open `url`, wait for its load event, then until `settle_js` is true (figures drawn) or `timeout`."
+        self.events = []
+        self.send("Page.navigate", url=url)
+        t0 = time.time()
+        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+            if time.time() - t0 > timeout: raise RuntimeError(f"{url}: no load event in {timeout} s")
+            self.events.append(json.loads(self.ws.recv()))
+        while time.time() - t0 < timeout and not self.js(settle_js): time.sleep(0.2)
+        time.sleep(0.3)
+        self.js("0")   # collect the events of the last moments
+
+    def screenshot(self, path:Path):
+        path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"]))
+
+    def close(self):
+        self.proc.terminate(); self.proc.wait(10)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def serve(site:Path, baseurl:str) -> tuple[str, http.server.ThreadingHTTPServer]:
+    "Serve `site` at http://127.0.0.1:PORT{baseurl}/ from a temporary root (as GitHub Pages serves a project site)."
+    root = Path(tempfile.mkdtemp(prefix="site_root_"))
+    (root/baseurl.strip("/")).parent.mkdir(parents=True, exist_ok=True)
+    (root/baseurl.strip("/")).symlink_to(site.resolve(), target_is_directory=True)
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a): pass
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{srv.server_address[1]}{baseurl.rstrip('/')}/", srv
+
+
+def notebook_facts(nbs:Path) -> dict[str, dict]:
+    "Per page (path relative to the site, .html): the notebook's title, whether its prose has math, its plotly figures."
+    facts = {}
+    for nb_path in sorted(nbs.rglob("*.ipynb")):
+        rel = nb_path.relative_to(nbs)
+        if any(p.startswith((".", "_")) for p in rel.parts) or ".ipynb_checkpoints" in rel.parts: continue
+        cells = json.loads(nb_path.read_text())["cells"]
+        md = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+        title = next((m.group(1).strip() for s in md for m in [re.match(r"#\s+(.+)", s)] if m), None)
+        figs = sum("application/vnd.plotly.v1+json" in o.get("data", {}) or "Plotly.newPlot" in "".join(o.get("data", {}).get("text/html", ""))
+                   for c in cells for o in c.get("outputs", []))
+        page = rel.with_name(re.sub(r"^\d+[a-zA-Z0-9]*_", "", rel.name.lower())).with_suffix(".html")   # nbdev's page name
+        prose = [re.sub(r"```.*?```|`[^`\n]*`", "", s, flags=re.S) for s in md]                           # code is not math
+        facts[page.as_posix()] = dict(title=re.sub(r"`([^`]*)`", r"\1", title or "") or None,
+                                      math=any(MATH_RE.search(s) for s in prose), figures=figs, nb=rel.as_posix())
+    return facts
+
+
+PAGE_JS = r"""(() => {
+  const visible = [];
+  const walk = n => { if (n.nodeType === 3) visible.push(n.textContent);
+    else if (n.nodeType === 1 && !['CODE', 'PRE', 'SCRIPT', 'STYLE', 'MATH', 'NOSCRIPT'].includes(n.tagName) && !n.classList.contains('sourceCode'))
+      n.childNodes.forEach(walk); };
+  walk(document.querySelector('main') || document.body);
+  const maths = [...document.querySelectorAll('main math')];
+  const figs = [...document.querySelectorAll('.plotly-graph-div')];
+  return {
+    title: document.title, h1: (document.querySelector('h1.title') || {}).textContent || '',
+    text: visible.join(' '),
+    math: maths.length, math_sized: maths.filter(m => m.getBoundingClientRect().width > 0).length,
+    figures: figs.length, figures_drawn: figs.filter(f => f.querySelector('svg.main-svg g.trace')).length,
+    refs: [...document.querySelectorAll('a[href]')].map(a => a.href)
+          .concat([...document.querySelectorAll('script[src], img[src], iframe[src]')].map(e => e.src))
+          .concat([...document.querySelectorAll('link[href]')].filter(l => l.rel !== 'canonical').map(l => l.href)),
+    sidebar: [...document.querySelectorAll('#quarto-sidebar a.sidebar-link[href]')].map(a => [a.href, a.textContent.trim()]),
+    search: !!document.querySelector('#quarto-search'),
+  };
+})()"""
+SETTLE_JS = "[...document.querySelectorAll('.plotly-graph-div')].every(f => f.querySelector('svg.main-svg g.trace'))"
+SHOT_JS = """(() => { const e = document.querySelector('.plotly-graph-div, main math[display=block], main math');
+  if (e) e.scrollIntoView({block: 'center'}); return !!e; })()"""
+SEARCH_JS = """(async (q) => {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const button = document.querySelector('#quarto-search .aa-DetachedSearchButton, #quarto-search button');
+  if (button) button.click();
+  await sleep(500);
+  const input = document.querySelector('.aa-Input');
+  if (!input) return {error: 'no search input'};
+  input.focus(); input.value = q; input.dispatchEvent(new Event('input', {bubbles: true}));
+  for (let i = 0; i < 50 && !document.querySelector('.aa-Item'); i++) await sleep(100);
+  return {items: [...document.querySelectorAll('.aa-Item a')].map(a => a.href)};
+})"""
+
+
+def ids_of(path:Path) -> set[str]:
+    return set(re.findall(r'\bid="([^"]+)"', path.read_text(errors="replace")))
+
+
+def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
+    cfg = configparser.ConfigParser(); cfg.read(ROOT/"settings.ini")
+    baseurl, nbs = cfg["DEFAULT"].get("doc_baseurl", "/"), ROOT/cfg["DEFAULT"].get("nbs_path", "nbs")
+    facts, problems, external = notebook_facts(nbs), [], set()
+    base, srv = serve(site, baseurl)
+    local = lambda u: u.startswith(base)
+    file_of = lambda u: site/(urlparse(urldefrag(u)[0]).path[len(urlparse(base).path):] or "index.html")
+    browser = Chromium(chromium)
+    try:
+        browser.load(base, SETTLE_JS)
+        sidebar = browser.js(PAGE_JS)["sidebar"]
+        pages = {urldefrag(u)[0]: t for u, t in sidebar}
+        if not pages: problems.append("index.html: no sidebar links")
+        listed = {u[len(base):] for u in pages} | {"index.html"}
+        problems += [f"{f['nb']}: no page ({p}) in the sidebar" for p, f in facts.items() if p not in listed]
+        checked_refs = {}
+        for url, link_text in {base + "index.html": "", **pages}.items():
+            rel = url[len(base):] or "index.html"
+            t0 = time.time()
+            browser.load(url, SETTLE_JS)
+            d, ev = browser.js(PAGE_JS), browser.events
+            say = lambda msg: problems.append(f"{rel}: {msg}")
+            for e in ev:
+                m, p = e.get("method"), e.get("params", {})
+                if m == "Network.responseReceived" and p["response"]["status"] >= 400 and local(p["response"]["url"]):
+                    say(f"HTTP {p['response']['status']} for {p['response']['url'][len(base):]}")
+                if m == "Network.loadingFailed":
+                    req = next((x["params"]["request"]["url"] for x in ev if x.get("method") == "Network.requestWillBeSent"
+                                and x["params"]["requestId"] == p["requestId"]), "?")
+                    if local(req): say(f"request failed: {req[len(base):]} ({p.get('errorText')})")
+                if m == "Network.requestWillBeSent":
+                    u = p["request"]["url"]
+                    if u.startswith("http") and not local(u): external.add(f"{rel} -> {urlparse(u).netloc}")
+                if m == "Runtime.exceptionThrown":
+                    det = p["exceptionDetails"]; say(f"JavaScript exception: {det.get('exception', {}).get('description', det.get('text'))[:300]}")
+            f = facts.get(rel, {})
+            want = f.get("title") or link_text
+            if not d["h1"].strip(): say("no title (h1.title)")
+            elif want and d["h1"].strip() != want: say(f"title {d['h1'].strip()!r}, expected {want!r}")
+            if want and want not in d["title"]: say(f"document title {d['title']!r} lacks {want!r}")
+            if not d["search"]: say("no search box")
+            raw = MATH_RE.findall(d["text"])
+            if raw: say(f"raw TeX in the prose: {raw[:3]}")
+            if f.get("math") and not d["math"]: say("its notebook has math but the page has no rendered <math>")
+            if d["math"] != d["math_sized"]: say(f"{d['math'] - d['math_sized']} of {d['math']} equations have no size (not rendered)")
+            if f.get("figures", 0) != d["figures"]: say(f"{d['figures']} plotly figures on the page, its notebook has {f.get('figures', 0)}")
+            if d["figures_drawn"] != d["figures"]: say(f"only {d['figures_drawn']} of {d['figures']} plotly figures drawn (SVG)")
+            for ref in d["refs"]:
+                if not local(ref) or ref in checked_refs: continue
+                target, frag = urldefrag(ref); frag = unquote(frag)
+                path = file_of(target)
+                if path.is_dir(): path = path/"index.html"
+                ok = path.is_file() and (not frag or path.suffix != ".html" or frag in ids_of(path))
+                checked_refs[ref] = ok
+                if not ok: say(f"broken link or asset: {ref[len(base):]}")
+            if shots:
+                browser.js(SHOT_JS); time.sleep(0.3)
+                browser.screenshot(shots/(rel.replace("/", "__").removesuffix(".html") + ".png"))
+            print(f"  {rel}: {d['h1'].strip()!r}, {d['math']} equations, {d['figures_drawn']}/{d['figures']} figures, "
+                  f"{len(d['refs'])} links ({time.time() - t0:.1f} s)")
+        problems += check_api_anchors(site) + check_console_scripts(site, cfg["DEFAULT"].get("console_scripts", ""))
+        browser.load(base + "index.html", SETTLE_JS)
+        found = browser.js(f"({SEARCH_JS})('window')")
+        hits = [u for u in found.get("items", []) if local(u)]
+        if not hits: problems.append(f"search for 'window' found no page: {found}")
+        else: print(f"  search 'window': {len(hits)} results, first {hits[0][len(base):]}")
+        if shots: browser.screenshot(shots/"search.png")
+    finally:
+        browser.close(); srv.shutdown()
+    for e in sorted(external): print(f"  note: request to another host: {e}")
+    return problems
+
+
+def check_api_anchors(site:Path) -> list[str]:
+    "Every public module-level symbol in lengen/_modidx.py has its show_doc anchor on its page."
+    ns = {}; exec((ROOT/"lengen"/"_modidx.py").read_text(), ns)
+    problems, ids = [], {}
+    for mod, syms in ns["d"]["syms"].items():
+        for name, (link, _) in syms.items():
+            short = name[len(mod) + 1:]
+            if "." in short or short.startswith("_"): continue
+            page, anchor = link.split("#")
+            path = site/page
+            if not path.is_file(): problems.append(f"{page}: no page for {name}"); continue
+            if path not in ids: ids[path] = ids_of(path)
+            if anchor not in ids[path]: problems.append(f"{page}: no documentation (show_doc anchor #{anchor}) for {name}")
+    return problems
+
+
+def check_console_scripts(site:Path, declared:str) -> list[str]:
+    "cli.html has a section with `--help` text for every console script that settings.ini declares."
+    page = site/"cli.html"
+    if not page.is_file(): return ["cli.html: missing (the console scripts page, nbs/cli.ipynb)"]
+    html, problems = page.read_text(), []
+    for name in [d.split("=")[0] for d in declared.split()]:
+        sec = re.search(rf'<section id="{re.escape(name)}".*?</section>', html, re.S)
+        if not sec: problems.append(f"cli.html: no section for console script {name}")
+        elif "Not available in this build" in sec.group(0):
+            why = re.sub(r"<[^>]+>", "", sec.group(0).split("Not available in this build")[1])[:200].strip()
+            problems.append(f"cli.html: console script {name} has no help {why}")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--site", default=str(ROOT/"_docs"), help="the built site (nbdev_docs writes _docs/)")
+    ap.add_argument("--chromium", default=shutil.which("chromium") or "chromium", help="the browser to drive")
+    ap.add_argument("--screenshots", default=None, help="save a PNG of each page here")
+    a = ap.parse_args()
+    shots = Path(a.screenshots) if a.screenshots else None
+    if shots: shots.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    problems = check_site(Path(a.site), a.chromium, shots)
+    for p in problems: print(f"PROBLEM {p}")
+    print(f"check_site: {'OK' if not problems else f'{len(problems)} problems'} ({time.time() - t0:.0f} s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__": sys.exit(main())
