@@ -146,6 +146,11 @@ SEARCH_JS = """(async (q) => {
 })"""
 
 
+def plain(text:str) -> str:
+    "Text with quarto's typographic quotes and dashes made plain, for comparing titles."
+    return text.translate(str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "-", "—": "-"}))
+
+
 def ids_of(path:Path) -> set[str]:
     return set(re.findall(r'\bid="([^"]+)"', path.read_text(errors="replace")))
 
@@ -186,7 +191,8 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
                 if m == "Runtime.exceptionThrown":
                     det = p["exceptionDetails"]; say(f"JavaScript exception: {det.get('exception', {}).get('description', det.get('text'))[:300]}")
             f = facts.get(rel, {})
-            want = f.get("title") or link_text
+            want = plain(f.get("title") or link_text)
+            d["h1"], d["title"] = plain(d["h1"]), plain(d["title"])
             if not d["h1"].strip(): say("no title (h1.title)")
             elif want and d["h1"].strip() != want: say(f"title {d['h1'].strip()!r}, expected {want!r}")
             if want and want not in d["title"]: say(f"document title {d['title']!r} lacks {want!r}")
