@@ -2,6 +2,7 @@
 
 Serves the site under its `doc_baseurl` (as GitHub Pages will), opens every page listed in the sidebar and checks:
   * it loads with no failed request for a local file, no JavaScript exception, and its title (the notebook's `# Title`);
+  * it shows as many code examples as its notebook has visible code cells (API docs: see `check_api_anchors`);
   * every local link and asset on it exists, and every `#anchor` into the site exists on its target page;
   * math is rendered (MathML with a real size; no raw `\\(`, `\\[` or `$$` left in the prose) on pages whose notebook has math;
   * each page whose notebook holds plotly figures shows that many rendered figures (plotly's SVG drawn in the page);
@@ -23,6 +24,7 @@ import websocket  # websocket-client: installed with jupyter_server (the dev ext
 ROOT = Path(__file__).resolve().parent.parent
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--no-first-run", "--window-size=1280,900", "--remote-debugging-port=0"]
+HIDDEN_RE = re.compile(r"^#\|\s*(hide|export|exporti|exports|default_exp|echo:\s*false|include:\s*false)\b|^show_doc\(", re.M)
 MATH_RE = re.compile(r"\$\$|\$[^\s$][^$\n]*\$|\\\(|\\\[")
 
 
@@ -105,7 +107,8 @@ def notebook_facts(nbs:Path) -> dict[str, dict]:
                    for c in cells for o in c.get("outputs", []))
         page = rel.with_name(re.sub(r"^\d+[a-zA-Z0-9]*_", "", rel.name.lower())).with_suffix(".html")   # nbdev's page name
         prose = [re.sub(r"```.*?```|`[^`\n]*`", "", s, flags=re.S) for s in md]                           # code is not math
-        facts[page.as_posix()] = dict(title=re.sub(r"`([^`]*)`", r"\1", title or "") or None,
+        shown = [c for c in cells if c["cell_type"] == "code" and "".join(c["source"]).strip() and not HIDDEN_RE.search("".join(c["source"]))]
+        facts[page.as_posix()] = dict(title=re.sub(r"`([^`]*)`", r"\1", title or "") or None, examples=len(shown),
                                       math=any(MATH_RE.search(s) for s in prose), figures=figs, nb=rel.as_posix())
     return facts
 
@@ -121,6 +124,7 @@ PAGE_JS = r"""(() => {
   return {
     title: document.title, h1: (document.querySelector('h1.title') || {}).textContent || '',
     text: visible.join(' '),
+    examples: document.querySelectorAll('main div.cell .cell-code').length,
     math: maths.length, math_sized: maths.filter(m => m.getBoundingClientRect().width > 0).length,
     figures: figs.length, figures_drawn: figs.filter(f => f.querySelector('svg.main-svg g.trace')).length,
     refs: [...document.querySelectorAll('a[href]')].map(a => a.href)
@@ -201,6 +205,7 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
             if raw: say(f"raw TeX in the prose: {raw[:3]}")
             if f.get("math") and not d["math"]: say("its notebook has math but the page has no rendered <math>")
             if d["math"] != d["math_sized"]: say(f"{d['math'] - d['math_sized']} of {d['math']} equations have no size (not rendered)")
+            if f.get("examples", 0) != d["examples"]: say(f"{d['examples']} code examples on the page, its notebook shows {f.get('examples', 0)}")
             if f.get("figures", 0) != d["figures"]: say(f"{d['figures']} plotly figures on the page, its notebook has {f.get('figures', 0)}")
             if d["figures_drawn"] != d["figures"]: say(f"only {d['figures_drawn']} of {d['figures']} plotly figures drawn (SVG)")
             for ref in d["refs"]:
@@ -214,7 +219,7 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
             if shots:
                 browser.js(SHOT_JS); time.sleep(0.3)
                 browser.screenshot(shots/(rel.replace("/", "__").removesuffix(".html") + ".png"))
-            print(f"  {rel}: {d['h1'].strip()!r}, {d['math']} equations, {d['figures_drawn']}/{d['figures']} figures, "
+            print(f"  {rel}: {d['h1'].strip()!r}, {d['examples']} examples, {d['math']} equations, {d['figures_drawn']}/{d['figures']} figures, "
                   f"{len(d['refs'])} links ({time.time() - t0:.1f} s)")
         problems += check_api_anchors(site) + check_console_scripts(site, cfg["DEFAULT"].get("console_scripts", ""))
         browser.load(base + "index.html", SETTLE_JS)
