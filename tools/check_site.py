@@ -6,7 +6,7 @@ Serves the site under its `doc_baseurl` (as GitHub Pages will), opens every page
   * every local link and asset on it exists, and every `#anchor` into the site exists on its target page;
   * math is rendered (MathML with a real size; no raw `\\(`, `\\[` or `$$` left in the prose) on pages whose notebook has math;
   * each page whose notebook holds plotly figures shows that many rendered figures (plotly's SVG drawn in the page);
-  * requests to other hosts are listed (the site must not need them: figures and math come from the site itself).
+  * it requests nothing from another host (figures, math and fonts come from the site itself).
 Also: every exported symbol of lengen/_modidx.py has its `show_doc` anchor on its module's page, every notebook has a
 page in the sidebar, every console script in settings.ini has its `--help` on cli.html, and the search box finds pages. `--screenshots DIR` saves a PNG of each page, scrolled to its
 first figure or equation.
@@ -191,7 +191,7 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
                     if local(req): say(f"request failed: {req[len(base):]} ({p.get('errorText')})")
                 if m == "Network.requestWillBeSent":
                     u = p["request"]["url"]
-                    if u.startswith("http") and not local(u): external.add(f"{rel} -> {urlparse(u).netloc}")
+                    if u.startswith("http") and not local(u): external.add(f"{rel}: request to another host, {urlparse(u).netloc}")
                 if m == "Runtime.exceptionThrown":
                     det = p["exceptionDetails"]; say(f"JavaScript exception: {det.get('exception', {}).get('description', det.get('text'))[:300]}")
             f = facts.get(rel, {})
@@ -230,8 +230,7 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
         if shots: browser.screenshot(shots/"search.png")
     finally:
         browser.close(); srv.shutdown()
-    for e in sorted(external): print(f"  note: request to another host: {e}")
-    return problems
+    return problems + [f"{e} (the site must work offline)" for e in sorted(external)]
 
 
 def check_api_anchors(site:Path) -> list[str]:
