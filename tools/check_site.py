@@ -8,8 +8,8 @@ Serves the site under its `doc_baseurl` (as GitHub Pages will), opens every page
   * each page whose notebook holds plotly figures shows that many rendered figures (plotly's SVG drawn in the page);
   * it requests nothing from another host (figures, math and fonts come from the site itself).
 Also: every exported symbol of lengen/_modidx.py has its `show_doc` anchor on its module's page, every notebook has a
-page in the sidebar, every console script in settings.ini has its `--help` on cli.html, and the search box finds pages. `--screenshots DIR` saves a PNG of each page, scrolled to its
-first figure or equation.
+page in the sidebar, every console script in settings.ini has its `--help` on cli.html, and the search box finds pages.
+`--screenshots DIR` saves a PNG of each page, scrolled to its first figure or equation, and one of a search.
 
 usage: python tools/check_site.py [--site _docs] [--chromium chromium] [--screenshots DIR]
 Exit status 0 when everything holds, 1 otherwise (each problem on its own line).
