@@ -2,10 +2,12 @@
 # The reduced-scale GPU sweep behind nbs/experiments/fig1_copy_task.ipynb (5 settings x 3 seeds of the copy task) and
 # fig2_position_loss.ipynb (3 settings x 2 seeds on text), through `python -m lengen.sweep`: each run a
 # `python -m lengen.train` process, MAX_PARALLEL at a time, each writing results/<sweep>/<setting>-seed<S>.json when it
-# ends. Runs are ordered seed by seed, so a call stopped at its time limit leaves every setting with fewer seeds; the
-# next call skips the finished runs (commit their JSONs in between). Measured on one H200: a copy run ~2 min alone, a
-# text run ~1.7 min; 4 at a time ~1.4x the throughput of one; the whole of both sweeps ~25-30 min, i.e. about three
-# calls of 9 minutes (SWEEPS=fig2_position_loss for the text sweep alone, ~6-7 min).
+# ends. Runs go seed by seed, so a call that ends early leaves every setting with fewer seeds; the next call skips the
+# finished runs (commit their JSONs in between). Measured on one H200: a copy run trains at 0.068 s a step alone and
+# 0.14 s a step with two at once (1000 steps of 128 strings: ~2.5 min a run), a text run at 0.14 s a step alone (600
+# steps: ~2 min); start-up and evaluation add ~20 s a run; 21 runs at once were slower in total than one. Both sweeps
+# take roughly 25 minutes of GPU: plan three calls of 9 minutes (e.g. SWEEPS=fig1_copy_task twice, then
+# SWEEPS=fig2_position_loss); no run starts with fewer than MIN_LEFT seconds left, so little work is thrown away.
 #
 # Before (on the CPU machine): build the text corpus, which the GPU machine cannot download:
 #     apt-get update && apt-get download python3.11-doc && dpkg -x python3.11-doc_*.deb /tmp/pydoc
@@ -13,7 +15,8 @@
 # Then, from the repository root on the GPU machine (carry data/python_docs and the dependency wheels):
 #     bash tools/run_sweep_gpu.sh
 # Settings (environment): SWEEPS (default: both), MAX_PARALLEL=4, SWEEP_TIME_LIMIT=480 (seconds; runs still going
-# are stopped and leave no JSON), SWEEP_RESULTS=results, SWEEP_ARGS (more lengen.sweep options, e.g. "--set max_steps=800").
+# are stopped and leave no JSON), MIN_LEFT=200, SWEEP_RESULTS=results, SWEEP_ARGS (more lengen.sweep options, e.g.
+# "--only baseline,vpad" or "--set max_steps=800").
 # What comes back in $OUT: sweep_results.tgz (the results folder: untar at the repository root and commit the JSONs),
 # sweep_logs.tgz (each run's log and training summary) and sweep.log.
 set -euo pipefail
@@ -27,7 +30,7 @@ python3 -c "import torch; from lengen.mamba2 import mamba2_kernel_path as k; pri
 start=$(date +%s)
 RESULTS=${SWEEP_RESULTS:-results}
 python3 -m lengen.sweep ${SWEEPS:-fig1_copy_task fig2_position_loss} --max-parallel "${MAX_PARALLEL:-4}" --time-limit "${SWEEP_TIME_LIMIT:-480}" \
-  --results-root "$RESULTS" --work-root /tmp/sweep ${SWEEP_ARGS:-} 2>&1 | tee "$OUT/sweep.log"
+  --min-left "${MIN_LEFT:-200}" --results-root "$RESULTS" --work-root /tmp/sweep ${SWEEP_ARGS:-} 2>&1 | tee "$OUT/sweep.log"
 echo "sweep wall seconds: $(( $(date +%s) - start ))" | tee -a "$OUT/sweep.log"
 mkdir -p "$RESULTS" && tar czf "$OUT/sweep_results.tgz" -C "$(dirname "$RESULTS")" "$(basename "$RESULTS")"
 (cd /tmp/sweep && tar czf "$OUT/sweep_logs.tgz" $(ls */*/sweep.log */*/train_summary.json 2>/dev/null))

@@ -1,0 +1,98 @@
+"""The paper-figure notebooks (nbs/experiments/fig*.ipynb) run through papermill with train=False: they redraw their
+figure and tables from a results folder. Each test writes a few synthetic results with lengen.sweep's own writer into a
+temporary folder and passes it in, so nothing depends on the committed GPU results."""
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXP = ROOT / "nbs" / "experiments"
+PLOTLY = "application/vnd.plotly.v1+json"
+
+
+def run_nb(name, tmp_path, **parameters):
+    import papermill as pm
+    return pm.execute_notebook(str(EXP / f"{name}.ipynb"), str(tmp_path / f"{name}.out.ipynb"), parameters=parameters,
+                               kernel_name="python3", cwd=str(tmp_path), progress_bar=False)
+
+
+def outputs(nb, kind):
+    "Every output payload of MIME type `kind` (or the text of stream outputs for kind='stream')."
+    found = []
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            if kind == "stream" and o.get("output_type") == "stream": found.append(o["text"])
+            elif kind in o.get("data", {}): found.append(o["data"][kind])
+    return found
+
+
+def tables(nb):
+    "The HTML tables (DataFrames) among the outputs."
+    return [h for h in outputs(nb, "text/html") if "<table" in h]
+
+
+def test_parameters_cells_are_tagged():
+    for nb in sorted(EXP.glob("fig*.ipynb")):
+        tags = [c.get("metadata", {}).get("tags", []) for c in json.loads(nb.read_text())["cells"]]
+        assert sum("parameters" in t for t in tags) == 1, nb.name
+
+
+def test_fig1_copy_task(tmp_path):
+    from lengen.sweep import fake_copy_result, write_result
+    for seed, acc in [(0, {10: 1.0, 20: 0.9, 40: 0.2}), (1, {10: 0.9, 20: 0.7, 40: 0.0})]:
+        write_result(fake_copy_result("fig1_copy_task", "baseline", seed, acc, (1, 20)), tmp_path / "res")
+        write_result(fake_copy_result("fig1_copy_task", "vpad", seed, {k: min(1.0, v + 0.1) for k, v in acc.items()}, (1, 20)),
+                     tmp_path / "res")
+    nb = run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "res"))
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    assert "injected-parameters" in tags[next(i for i, t in enumerate(tags) if "parameters" in t) + 1]
+    figs = outputs(nb, PLOTLY)
+    assert len(figs) == 1
+    traces = figs[0]["data"]
+    assert len(traces) == 3 * 5                        # 3 metric panels x (2 settings x (band + mean) + training range)
+    means = [t for t in traces if t.get("mode") == "lines+markers"]
+    assert [t["name"] for t in means[:2]] == ["baseline (2 seeds)", "vpad (2 seeds)"]
+    assert means[0]["x"] == [10, 20, 40] and means[0]["y"] == pytest.approx([0.95, 0.8, 0.1])
+    text = "".join(outputs(nb, "stream"))
+    assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in text
+    html = tables(nb)
+    assert len(html) == 2 and "0.800 (0.700–0.900)" in html[0]
+    assert (tmp_path / "res" / "fig1_copy_task" / "fig1_copy_task.html").is_file()
+
+
+def test_fig1_without_results(tmp_path):
+    nb = run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "empty"))
+    assert "No results yet in" in "".join(outputs(nb, "stream"))
+    assert outputs(nb, PLOTLY) == []
+
+
+def test_fig2_position_loss(tmp_path):
+    from lengen.sweep import fake_position_result, write_result
+    for seed in (0, 1):
+        write_result(fake_position_result("fig2_position_loss", "baseline", seed, [3.0 + seed] * 8 + [6.0] * 56, 8), tmp_path / "r")
+        write_result(fake_position_result("fig2_position_loss", "vpad", seed, [3.0 + seed] * 64, 8), tmp_path / "r")
+    nb = run_nb("fig2_position_loss", tmp_path, results_root=str(tmp_path / "r"))
+    figs = outputs(nb, PLOTLY)
+    assert len(figs) == 1
+    names = [t.get("name") for t in figs[0]["data"]]
+    assert "baseline (2 seeds)" in names and "vpad (2 seeds)" in names and "training length 8" in names
+    table = tables(nb)[0]
+    assert "(32, 64]" in table and "6.000" in table and "3.500 (3.000–4.000)" in table
+    assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in "".join(outputs(nb, "stream"))
+    assert (tmp_path / "r" / "fig2_position_loss" / "fig2_position_loss.html").is_file()
+
+
+def test_fig3_regularizer_cost(tmp_path):
+    from lengen.bench import run_bench
+    from lengen.eval_io import write_json
+    write_json(run_bench("tiny-mamba2", ["baseline", "vpad_norm"], seq_len=32, batch=1, steps=1, warmup=0), tmp_path / "b" / "tiny.json")
+    (tmp_path / "b" / "other.json").write_text("[1, 2]")
+    nb = run_nb("fig3_regularizer_cost", tmp_path, bench_root=str(tmp_path / "b"))
+    figs = outputs(nb, PLOTLY)
+    assert len(figs) == 1 and len(figs[0]["data"]) == 1
+    bars = figs[0]["data"][0]
+    assert bars["type"] == "bar" and bars["x"] == ["baseline", "vpad_norm"] and bars["y"][0] == 1.0
+    assert "not lengen_bench reports, left out: other.json" in "".join(outputs(nb, "stream"))
+    assert "vpad_norm" in tables(nb)[0]
+    assert (tmp_path / "b" / "fig3_regularizer_cost.html").is_file()
