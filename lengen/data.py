@@ -16,7 +16,7 @@ from .config import ConfigError
 # %% auto #0
 __all__ = ['COPY_SPECIALS', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels', 'CopyTaskDataset',
            'padding_collator', 'pack_documents', 'PackedTextDataset', 'help_topics_texts', 'small_bpe_tokenizer',
-           'build_tokenizer', 'load_text_dataset', 'build_train_dataset']
+           'build_tokenizer', 'load_local_documents', 'load_text_dataset', 'packed_text_dataset', 'build_train_dataset']
 
 # %% ../nbs/05_data.ipynb #2700ed56
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -133,23 +133,76 @@ def build_tokenizer(cfg) -> PreTrainedTokenizerFast:
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return tok
 
-def load_text_dataset(data_cfg):
-    "The documents of `data.path` (save_to_disk dir or parquet files) or the streamed, shuffled `data.dataset_name`."
+# %% ../nbs/05_data.ipynb #8e370ee6
+def _is_saved_dataset(p:Path) -> bool: return (p/"dataset_info.json").exists() or (p/"dataset_dict.json").exists()
+
+def load_local_documents(data_cfg):
+    "The documents of `data.path` (a save_to_disk folder, or the *.parquet files under it), checked."
     import datasets
-    if data_cfg.path:
-        p = Path(data_cfg.path)
-        if (p/"dataset_info.json").exists() or (p/"dataset_dict.json").exists():
-            ds = datasets.load_from_disk(str(p))
-            if isinstance(ds, datasets.DatasetDict): ds = ds[data_cfg.dataset_split]
-        else: ds = datasets.load_dataset("parquet", data_dir=str(p), split=data_cfg.dataset_split)
-        return ds.shuffle(seed=data_cfg.shuffle_seed)
+    p = Path(data_cfg.path)
+    if _is_saved_dataset(p):
+        ds = datasets.load_from_disk(str(p))
+        if isinstance(ds, datasets.DatasetDict):
+            if data_cfg.dataset_split not in ds:
+                raise ConfigError("data.dataset_split", data_cfg.dataset_split, " | ".join(ds.keys()))
+            ds = ds[data_cfg.dataset_split]
+    else:
+        files = [str(p)] if p.suffix == ".parquet" else sorted(str(f) for f in p.rglob("*.parquet"))
+        if not files: raise ConfigError("data.path", str(p), "a folder holding *.parquet files, or a datasets.save_to_disk "
+                                        "folder", hint="It holds neither.")
+        try: ds = datasets.load_dataset("parquet", data_files={data_cfg.dataset_split: files}, split=data_cfg.dataset_split)
+        except ValueError as e:   # e.g. a split with no rows at all
+            raise ConfigError("data.path", str(p), "*.parquet files holding documents", hint=f"They hold none ({e}).") from None
+    if data_cfg.text_column not in ds.column_names:
+        raise ConfigError("data.text_column", data_cfg.text_column, "a column of the dataset: " + ", ".join(ds.column_names))
+    if len(ds) == 0: raise ConfigError("data.path", str(p), "a dataset with at least one document", hint="It is empty.")
+    return ds
+
+def load_text_dataset(data_cfg):
+    "The local documents of `data.path`, or the streamed, shuffled `data.dataset_name`."
+    import datasets
+    if data_cfg.path: return load_local_documents(data_cfg)
     ds = datasets.load_dataset(data_cfg.dataset_name, data_cfg.dataset_config, split=data_cfg.dataset_split, streaming=True)
     return ds.shuffle(buffer_size=data_cfg.shuffle_buffer_size, seed=data_cfg.shuffle_seed)
 
+# %% ../nbs/05_data.ipynb #04170044
+def _tokenize_batch(batch, tokenizer, column): return {"ids": tokenizer(batch[column], add_special_tokens=False)["input_ids"]}
+
+def _pack_batch(batch, block_size, eos_id, append_eos, no_doc_mixing, doc_masking):
+    rows = list(pack_documents(batch["ids"], block_size, eos_id, append_eos, no_doc_mixing, doc_masking))
+    out = {"input_ids": [r["input_ids"] for r in rows]}
+    if doc_masking: out["position_ids"] = [r["position_ids"] for r in rows]
+    return out
+
+def _with_labels(batch): return {**batch, "labels": batch["input_ids"]}
+
+def packed_text_dataset(ds, # local documents (`load_local_documents`)
+                        tokenizer, data_cfg, # the run's tokenizer and `data` group
+                        num_proc:int|None=None, # tokenizer processes (default: up to 8 of the machine's cores)
+                        pack_batch_docs:int=10_000, # documents packed together
+                       ):
+    "Map-style dataset of packed rows {input_ids, labels[, position_ids]}, tokenized and packed once (cached by datasets)."
+    import os
+    c = data_cfg
+    if c.append_eos_between_docs and tokenizer.eos_token_id is None:
+        raise ConfigError("data.append_eos_between_docs", True, "false, or a tokenizer with an EOS token",
+                          hint="The tokenizer has no EOS token to put between packed documents.")
+    num_proc = num_proc or min(8, os.cpu_count() or 1)
+    ids = ds.map(_tokenize_batch, batched=True, num_proc=num_proc if len(ds) >= 2 * num_proc else None,
+                 remove_columns=ds.column_names, fn_kwargs=dict(tokenizer=tokenizer, column=c.text_column), desc="tokenize")
+    rows = ids.map(_pack_batch, batched=True, batch_size=pack_batch_docs, remove_columns=["ids"], desc="pack",
+                   fn_kwargs=dict(block_size=c.block_size, eos_id=tokenizer.eos_token_id, append_eos=c.append_eos_between_docs,
+                                  no_doc_mixing=c.no_doc_mixing, doc_masking=c.use_doc_masking))
+    if len(rows) == 0:
+        raise ConfigError("data.block_size", c.block_size, "at most the tokens of the corpus", hint="No full row could be packed.")
+    return rows.with_transform(_with_labels)
+
+# %% ../nbs/05_data.ipynb #cdef9253
 def build_train_dataset(cfg, tokenizer):
-    "The training dataset a config describes."
+    "The training dataset a config describes: the copy task, packed local rows (map-style), or a packed stream."
     d = cfg.data
     if d.synthetic == "copy":
         ct = d.copy_task
         return CopyTaskDataset(tokenizer, ct.num_train, ct.min_len, ct.max_len, ct.alphabet_size, seed=cfg.seed)
+    if d.path: return packed_text_dataset(load_local_documents(d), tokenizer, d)
     return PackedTextDataset(load_text_dataset(d), tokenizer, d)

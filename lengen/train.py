@@ -17,8 +17,8 @@ from .eval_io import write_json
 
 # %% auto #0
 __all__ = ['USAGE', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume', 'LengenTrainer',
-           'generation_metrics', 'GenerationEvalCallback', 'prepare_model', 'run_training', 'train_summary',
-           'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
+           'generation_metrics', 'GenerationEvalCallback', 'prepare_model', 'FirstStepTimer', 'run_training',
+           'train_summary', 'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
 def training_arguments(cfg) -> TrainingArguments:
@@ -86,6 +86,13 @@ class LengenTrainer(Trainer):
         skip = no_decay_names(model)
         return [n for n in names if n not in skip]
 
+    def _issue_warnings_after_load(self, load_result):
+        "Leave tied parameters (`lm_head.weight` under tied embeddings: saved once, restored by the tie) out of the missing keys."
+        ptrs = {}
+        for n, p in self.model.named_parameters(remove_duplicate=False): ptrs.setdefault(p.data_ptr(), []).append(n)
+        tied = {n for names in ptrs.values() if len(names) > 1 for n in names}
+        super()._issue_warnings_after_load(load_result._replace(missing_keys=[k for k in load_result.missing_keys if k not in tied]))
+
     def _save_checkpoint(self, model, trial):
         final = Path(self.args.output_dir)/f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
         staging, real = Path(self.args.output_dir)/".partial", self.args.output_dir
@@ -146,6 +153,15 @@ def prepare_model(model, cfg):
         for block in decoder_blocks(model): block.compile(backend=cfg.compile.backend)
     return handle
 
+class FirstStepTimer(TrainerCallback):
+    "Print what the first optimizer step cost: kernel compilation and autotuning, which is not the training speed."
+    def on_step_begin(self, args, state, control, **kwargs):
+        if not hasattr(self, "t0"): self.t0, self.step0 = time.perf_counter(), state.global_step
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step == self.step0 + 1 and state.is_world_process_zero:
+            print(f"lengen_train: the first step took {time.perf_counter() - self.t0:.1f} s (kernel compilation and "
+                  "autotuning; later steps are the speed)", flush=True)
+
 def _collator(cfg, tokenizer):
     from lengen.data import padding_collator
     from transformers import default_data_collator
@@ -166,8 +182,13 @@ def run_training(cfg, # a composed, validated TrainingConfig
     trainer = LengenTrainer(model=model, args=args, train_dataset=ds, data_collator=_collator(cfg, tok),
                             processing_class=tok, lengen_cfg=cfg)
     if cfg.eval_steps: trainer.add_callback(GenerationEvalCallback(trainer, tok, cfg, cfg.eval_steps))
+    resume = resolve_resume(cfg)
+    if resume and trainer.is_world_process_zero():
+        step = json.loads((Path(resume)/"trainer_state.json").read_text())["global_step"]
+        print(f"lengen_train: resuming from {resume} (step {step} of {cfg.max_steps})", flush=True)
+    trainer.add_callback(FirstStepTimer())
     t0 = time.time()
-    result = trainer.train(resume_from_checkpoint=resolve_resume(cfg))
+    result = trainer.train(resume_from_checkpoint=resume)
     metrics = {"train_loss": result.training_loss, "train_seconds": time.time() - t0}
     model.config.use_cache = True    # the saved model is for inference
     trainer.save_model(cfg.output_dir)
