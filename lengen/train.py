@@ -16,9 +16,9 @@ from .config import ConfigError, compose_config, in_ipython, list_experiments, v
 from .eval_io import write_json
 
 # %% auto #0
-__all__ = ['USAGE', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume', 'LengenTrainer',
-           'generation_metrics', 'GenerationEvalCallback', 'prepare_model', 'FirstStepTimer', 'run_training',
-           'train_summary', 'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
+__all__ = ['USAGE', 'SITES_USAGE', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume',
+           'LengenTrainer', 'generation_metrics', 'GenerationEvalCallback', 'prepare_model', 'FirstStepTimer',
+           'run_training', 'train_summary', 'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
 def training_arguments(cfg) -> TrainingArguments:
@@ -277,9 +277,17 @@ def main(argv:list[str]|None=None) -> int:
     return 0
 
 # %% ../nbs/08_train.ipynb #d15eb0b8
+SITES_USAGE = """usage: lengen_sites +experiment=NAME [key=value ...]
+
+  Print the table of modules the run's regularizers perturb (the model is built on the meta device: no weights).
+  +experiment=NAME   one of the shipped runs (lengen_sites --list shows them)
+  key=value          any field, dotted, as for lengen_train: dropout.apply_to='q,k,v' dropout.layers='0-3'"""
+
 def sites_main(argv:list[str]|None=None) -> int:
     "Entry point of `lengen_sites +experiment=NAME [key=value ...]`."
-    experiment, overrides, _ = parse_argv(sys.argv[1:] if argv is None else argv)
+    experiment, overrides, action = parse_argv(sys.argv[1:] if argv is None else argv)
+    if action == "help": print(SITES_USAGE); return 0
+    if action == "list": print("\n".join(list_experiments())); return 0
     try: print(sites_report(compose_config(experiment, overrides)))
     except ConfigError as e:
         print(f"lengen_sites: {e}", file=sys.stderr)
