@@ -16,7 +16,8 @@ from .config import ConfigError
 # %% auto #0
 __all__ = ['COPY_SPECIALS', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels', 'CopyTaskDataset',
            'padding_collator', 'pack_documents', 'PackedTextDataset', 'help_topics_texts', 'small_bpe_tokenizer',
-           'build_tokenizer', 'load_local_documents', 'load_text_dataset', 'packed_text_dataset', 'build_train_dataset']
+           'build_tokenizer', 'load_local_documents', 'load_text_dataset', 'packed_text_dataset', 'rank_and_world',
+           'stream_shard', 'build_train_dataset']
 
 # %% ../nbs/05_data.ipynb #2700ed56
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -198,11 +199,22 @@ def packed_text_dataset(ds, # local documents (`load_local_documents`)
     return rows.with_transform(_with_labels)
 
 # %% ../nbs/05_data.ipynb #cdef9253
+def rank_and_world() -> tuple[int, int]:
+    "This process's rank and the number of processes, as torchrun sets them (0, 1 in a plain run)."
+    import os
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+
+def stream_shard(ds, # a streamed (iterable) `datasets` dataset
+                 rank:int, world_size:int):
+    "The part of a stream that one of `world_size` processes reads: disjoint across ranks, together the whole stream."
+    from datasets.distributed import split_dataset_by_node
+    return ds if world_size == 1 else split_dataset_by_node(ds, rank=rank, world_size=world_size)
+
 def build_train_dataset(cfg, tokenizer):
-    "The training dataset a config describes: the copy task, packed local rows (map-style), or a packed stream."
+    "The training dataset a config describes: the copy task, packed local rows (map-style), or this rank's packed stream."
     d = cfg.data
     if d.synthetic == "copy":
         ct = d.copy_task
         return CopyTaskDataset(tokenizer, ct.num_train, ct.min_len, ct.max_len, ct.alphabet_size, seed=cfg.seed)
     if d.path: return packed_text_dataset(load_local_documents(d), tokenizer, d)
-    return PackedTextDataset(load_text_dataset(d), tokenizer, d)
+    return PackedTextDataset(stream_shard(load_text_dataset(d), *rank_and_world()), tokenizer, d)

@@ -21,6 +21,8 @@ __all__ = ['USAGE', 'SITES_USAGE', 'training_arguments', 'latest_checkpoint', 'r
            'run_training', 'train_summary', 'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
+def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
+
 def training_arguments(cfg) -> TrainingArguments:
     "HF `TrainingArguments` for a run."
     o, s = cfg.optim, cfg.schedule
@@ -44,6 +46,7 @@ def training_arguments(cfg) -> TrainingArguments:
         data_seed=cfg.data.shuffle_seed, bf16=cfg.bf16, report_to=report,
         run_name=cfg.wandb.run_name or Path(cfg.output_dir).name, dataloader_num_workers=cfg.dataloader_num_workers,
         remove_unused_columns=False, ddp_find_unused_parameters=False, use_cpu=not torch.cuda.is_available(),
+        accelerator_config={"dispatch_batches": False} if _streamed(cfg) else None,   # each rank reads its own shard
         disable_tqdm=False)
 
 # %% ../nbs/08_train.ipynb #c519f965
