@@ -4,17 +4,18 @@
 
 # %% ../nbs/09_bench.ipynb #baf38d89
 from __future__ import annotations
-import argparse, gc, json, math, sys, time
+import argparse, gc, json, math, os, sys, time
 
 import torch
 from torch import nn
+from transformers import TrainerCallback
 
 from .config import compose_config, in_ipython
 from .models import add_run_modules, attn_kwargs, run_config
 
 # %% auto #0
 __all__ = ['SHAPES', 'VARIANTS', 'MODEL_KEYS', 'variant_overrides', 'model_key', 'bench_config', 'build_bench_model',
-           'model_flops_per_token', 'time_steps', 'run_bench', 'main']
+           'model_flops_per_token', 'time_steps', 'run_bench', 'StepClock', 'bench_training', 'main']
 
 # %% ../nbs/09_bench.ipynb #ce90efc4
 def _smollm3(**kw):
@@ -154,20 +155,62 @@ def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, step
         info["mamba2_fused_kernels"] = mamba2_kernel_path()["fused"]
     return {**info, "results": results}
 
+# %% ../nbs/09_bench.ipynb #59bf92ba
+class StepClock(TrainerCallback):
+    "Wall time between consecutive optimizer steps (synchronized on CUDA), and the model trained, for `bench_training`."
+    def on_train_begin(self, args, state, control, **kwargs): self.ends, self.t0 = [], time.perf_counter()
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        if torch.cuda.is_available(): torch.cuda.synchronize()
+        self.ends.append(time.perf_counter()); self.model = model
+
+def bench_training(experiment:str|None, # a shipped experiment
+                   overrides:list[str]=(), # more `key=value` overrides (data path, tokenizer, ...)
+                   steps:int=60, bare_steps:int=10, warmup:int=3, output_dir:str|None=None) -> dict:
+    "Tokens/s of `lengen_train`'s loop (steady and overall) against the bare step of the same model and batch."
+    import tempfile
+    from lengen.train import run_training
+    out = output_dir or tempfile.mkdtemp(prefix="lengen_bench_")
+    cfg = compose_config(experiment, [*overrides, f"max_steps={steps}", f"save_steps={steps + 1}", f"output_dir={out}",
+                                      "eval_steps=null", "wandb.enabled=false", "data.copy_task.eval_lengths=[1]",
+                                      "data.copy_task.eval_samples=1"])
+    clock = StepClock()
+    metrics = run_training(cfg, callbacks=[clock])
+    gaps = [b - a for a, b in zip([clock.t0] + clock.ends, clock.ends)]
+    steady = sorted(gaps[max(1, steps // 10):])[len(gaps[max(1, steps // 10):]) // 2]
+    d, world = cfg.data, int(os.environ.get("WORLD_SIZE", 1))
+    padded = bool(d.synthetic or d.padded_examples)
+    seq = 2 * d.copy_task.max_len + 3 if padded else d.block_size
+    rows = cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps
+    dev = next(clock.model.parameters()).device
+    bare = time_steps(clock.model, cfg.per_device_train_batch_size, seq, bare_steps, warmup, dev)
+    train_tok = lambda s: rows * seq / s                      # per process, as the bare step
+    bare_tok = cfg.per_device_train_batch_size * seq / bare
+    return {"experiment": experiment, "overrides": list(overrides), "steps": steps, "world_size": world,
+            "padded_rows": padded, "tokens_per_row": seq, "first_step_s": gaps[0], "steady_step_s": steady,
+            "overall_step_s": metrics["train_seconds"] / steps, "bare_step_s": bare,
+            "train_tokens_per_s_steady": train_tok(steady), "train_tokens_per_s_overall": train_tok(metrics["train_seconds"] / steps),
+            "bare_tokens_per_s": bare_tok, "ratio_steady": train_tok(steady) / bare_tok,
+            "ratio_overall": train_tok(metrics["train_seconds"] / steps) / bare_tok}
+
 # %% ../nbs/09_bench.ipynb #c67a2018
 def main(argv=None) -> int:
     "Entry point of `lengen_bench`."
     p = argparse.ArgumentParser("lengen_bench", description="Time training steps with and without regularizers (JSON out).")
-    p.add_argument("shape", choices=sorted(SHAPES))
+    p.add_argument("shape", nargs="?", choices=sorted(SHAPES), help="a model shape (or use --train-loop)")
+    p.add_argument("--train-loop", metavar="EXPERIMENT", help="time lengen_train's whole loop for this experiment against "
+                   "the bare step; `--set key=value` (repeatable) adds overrides, --steps the loop's steps")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an override for --train-loop")
     p.add_argument("--variants", default="baseline,vpad_norm", help=f"comma list of {sorted(VARIANTS)} or a=1+b=2 overrides")
     p.add_argument("--seq-len", type=int, default=4096); p.add_argument("--batch", type=int, default=2)
-    p.add_argument("--steps", type=int, default=10); p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--steps", type=int, default=10, help="timed steps (with --train-loop: the loop's steps, e.g. 200)"); p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=1); p.add_argument("--peak-tflops", type=float, default=790.0)
     p.add_argument("--doc-len", type=int, default=1000, help="document length for variants with data.use_doc_masking=true")
     p.add_argument("--out", help="also write the JSON here")
     a = p.parse_args(argv)
-    rep = run_bench(a.shape, a.variants.split(","), a.seq_len, a.batch, a.steps, a.warmup, a.repeats, a.peak_tflops,
-                    doc_len=a.doc_len)
+    if not (a.shape or a.train_loop): p.error("give a model shape, or --train-loop EXPERIMENT")
+    if a.train_loop: rep = bench_training(a.train_loop, a.set, a.steps, warmup=a.warmup)
+    else: rep = run_bench(a.shape, a.variants.split(","), a.seq_len, a.batch, a.steps, a.warmup, a.repeats, a.peak_tflops,
+                          doc_len=a.doc_len)
     js = json.dumps(rep, indent=2)
     print(js)
     if a.out: open(a.out, "w").write(js)

@@ -172,6 +172,7 @@ def _collator(cfg, tokenizer):
 
 def run_training(cfg, # a composed, validated TrainingConfig
                  tokenizer=None, # default: `build_tokenizer(cfg)`
+                 callbacks:list=(), # extra `TrainerCallback`s (e.g. `lengen_bench`'s step clock)
                 ) -> dict:
     "Train (or resume) the run `cfg` describes; returns the final metrics."
     from lengen.data import build_tokenizer, build_train_dataset
@@ -189,7 +190,7 @@ def run_training(cfg, # a composed, validated TrainingConfig
     if resume and trainer.is_world_process_zero():
         step = json.loads((Path(resume)/"trainer_state.json").read_text())["global_step"]
         print(f"lengen_train: resuming from {resume} (step {step} of {cfg.max_steps})", flush=True)
-    trainer.add_callback(FirstStepTimer())
+    for cb in [FirstStepTimer(), *callbacks]: trainer.add_callback(cb)
     t0 = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
     metrics = {"train_loss": result.training_loss, "train_seconds": time.time() - t0}
