@@ -198,8 +198,7 @@ def export_run(src, # a run folder or one of its checkpoint-N folders
     model.save_pretrained(stage)
     AutoTokenizer.from_pretrained(src).save_pretrained(stage)
     if not (stage/"generation_config.json").exists(): model.generation_config.save_pretrained(stage)
-    for f in ("lengen_config.yaml",): 
-        if (src/f).exists(): shutil.copy(src/f, stage/f)
+    if (src/"lengen_config.yaml").exists(): shutil.copy(src/"lengen_config.yaml", stage/"lengen_config.yaml")
     (stage/"README.md").write_text(model_card(src, model.config, push_to_hub or out.name, dtype))
     if out.exists(): shutil.rmtree(out)
     os.replace(stage, out)
