@@ -4,13 +4,15 @@
 
 # %% ../nbs/09_bench.ipynb #baf38d89
 from __future__ import annotations
-import argparse, gc, json, math, os, sys, time
+import argparse, gc, json, math, sys, time
 
 import torch
 from torch import nn
 from transformers import TrainerCallback
 
 from .config import compose_config, in_ipython
+from .data import packed_text, rank_and_world
+from .eval_io import eval_device
 from .models import add_run_modules, attn_kwargs, run_config
 
 # %% auto #0
@@ -127,7 +129,7 @@ def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, step
              ) -> dict:
     "Time each variant of `shape`; returns a JSON-able report with ratios to the first variant."
     from lengen.train import prepare_model
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    dev = eval_device(device)
     results, model, key = {}, None, None
     for _ in range(repeats):
         for name in variants:
@@ -176,21 +178,20 @@ def bench_training(experiment:str|None, # a shipped experiment
     clock = StepClock()
     metrics = run_training(cfg, callbacks=[clock])
     gaps = [b - a for a, b in zip([clock.t0] + clock.ends, clock.ends)]
-    steady = sorted(gaps[max(1, steps // 10):])[len(gaps[max(1, steps // 10):]) // 2]
-    d, world = cfg.data, int(os.environ.get("WORLD_SIZE", 1))
-    padded = bool(d.synthetic or d.padded_examples)
+    later = sorted(gaps[max(1, steps // 10):])
+    steady = later[len(later) // 2]
+    d, b = cfg.data, cfg.per_device_train_batch_size
+    padded = not packed_text(d)
     seq = 2 * d.copy_task.max_len + 3 if padded else d.block_size
-    rows = cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps
-    dev = next(clock.model.parameters()).device
-    bare = time_steps(clock.model, cfg.per_device_train_batch_size, seq, bare_steps, warmup, dev)
-    train_tok = lambda s: rows * seq / s                      # per process, as the bare step
-    bare_tok = cfg.per_device_train_batch_size * seq / bare
-    return {"experiment": experiment, "overrides": list(overrides), "steps": steps, "world_size": world,
+    bare = time_steps(clock.model, b, seq, bare_steps, warmup, next(clock.model.parameters()).device)
+    overall = metrics["train_seconds"] / steps
+    step_tokens = b * cfg.gradient_accumulation_steps * seq       # per process, as the bare step
+    steady_tok, overall_tok, bare_tok = step_tokens / steady, step_tokens / overall, b * seq / bare
+    return {"experiment": experiment, "overrides": list(overrides), "steps": steps, "world_size": rank_and_world()[1],
             "padded_rows": padded, "tokens_per_row": seq, "first_step_s": gaps[0], "steady_step_s": steady,
-            "overall_step_s": metrics["train_seconds"] / steps, "bare_step_s": bare,
-            "train_tokens_per_s_steady": train_tok(steady), "train_tokens_per_s_overall": train_tok(metrics["train_seconds"] / steps),
-            "bare_tokens_per_s": bare_tok, "ratio_steady": train_tok(steady) / bare_tok,
-            "ratio_overall": train_tok(metrics["train_seconds"] / steps) / bare_tok}
+            "overall_step_s": overall, "bare_step_s": bare, "train_tokens_per_s_steady": steady_tok,
+            "train_tokens_per_s_overall": overall_tok, "bare_tokens_per_s": bare_tok, "ratio_steady": steady_tok / bare_tok,
+            "ratio_overall": overall_tok / bare_tok}
 
 # %% ../nbs/09_bench.ipynb #c67a2018
 def main(argv=None) -> int:

@@ -16,8 +16,8 @@ from .config import ConfigError
 # %% auto #0
 __all__ = ['COPY_SPECIALS', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels', 'CopyTaskDataset',
            'padding_collator', 'pack_documents', 'PackedTextDataset', 'help_topics_texts', 'small_bpe_tokenizer',
-           'build_tokenizer', 'load_local_documents', 'load_text_dataset', 'packed_text_dataset', 'rank_and_world',
-           'stream_shard', 'build_train_dataset']
+           'build_tokenizer', 'packed_text', 'load_local_documents', 'load_text_dataset', 'packed_text_dataset',
+           'rank_and_world', 'stream_shard', 'build_train_dataset']
 
 # %% ../nbs/05_data.ipynb #2700ed56
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -135,6 +135,10 @@ def build_tokenizer(cfg) -> PreTrainedTokenizerFast:
     return tok
 
 # %% ../nbs/05_data.ipynb #8e370ee6
+def packed_text(data_cfg) -> bool:
+    "Whether a `data` group trains on packed text rows of `block_size` tokens (not the copy task or padded examples)."
+    return not (data_cfg.get("synthetic") or data_cfg.get("padded_examples"))
+
 def _is_saved_dataset(p:Path) -> bool: return (p/"dataset_info.json").exists() or (p/"dataset_dict.json").exists()
 
 def load_local_documents(data_cfg):

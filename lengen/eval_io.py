@@ -79,8 +79,8 @@ def run_config_of(ckpt:str, # local checkpoint directory or Hub id
 
 def train_length(run_cfg) -> int|None:
     "Tokens per training row of a packed-text run (`data.block_size`); None for copy-task runs or an unknown run."
-    if run_cfg is None or run_cfg.data.get("synthetic") or run_cfg.data.get("padded_examples"): return None
-    return int(run_cfg.data.block_size)
+    from lengen.data import packed_text
+    return int(run_cfg.data.block_size) if run_cfg is not None and packed_text(run_cfg.data) else None
 
 def copy_train_range(run_cfg) -> tuple[int, int]|None:
     "(min_len, max_len) of the strings a copy-task run trained on, or None."

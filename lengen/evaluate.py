@@ -151,7 +151,8 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
     if samples < 1 or batch_size < 1: raise ConfigError("--samples/--batch-size", (samples, batch_size), "positive integers")
     ckpt = resolve_checkpoint(ckpt)
     rc = run_config_of(ckpt)
-    ct = rc.data.copy_task if copy_train_range(rc) else None
+    train_range = copy_train_range(rc)
+    ct = rc.data.copy_task if train_range else None
     lengths = list(lengths or (ct.eval_lengths if ct else [10, 25, 50, 100]))
     seed = seed if seed is not None else (ct.eval_seed if ct else 1234)
     model, tok = load_for_eval(ckpt, dtype, device)
@@ -161,7 +162,6 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
         raise ConfigError("--lengths", max(lengths), f"at most {(limit - 3) // 2}: the model takes {limit} positions and a "
                           "copy example of n letters takes 2n+3 tokens")
     rows = evaluate_copy(model, tok, lengths, samples, alphabet, seed, batch_size, progress)
-    train_range = copy_train_range(rc)
     paths = save_length_eval(rows, output_dir_for(ckpt, output_dir), train_range,
                              meta={"checkpoint": ckpt, "samples": samples, "seed": seed, "alphabet_size": alphabet})
     return {"rows": rows, "train_range": train_range, **paths}

@@ -13,6 +13,7 @@ from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from .config import ConfigError, compose_config, in_ipython, list_experiments, validate_config
+from .data import rank_and_world
 from .eval_io import write_json
 
 # %% auto #0
@@ -207,8 +208,9 @@ def run_training(cfg, # a composed, validated TrainingConfig
 
 def train_summary(cfg, steps:int, world_size:int, metrics:dict) -> dict:
     "What a finished run did, for model cards: steps, processes, rows and (packed text) tokens seen, loss, time."
+    from lengen.data import packed_text
     rows = cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * world_size
-    packed = not (cfg.data.synthetic or cfg.data.padded_examples)
+    packed = packed_text(cfg.data)
     return {"global_step": steps, "world_size": world_size, "rows_per_step": rows,
             "tokens_per_step": rows * cfg.data.block_size if packed else None,
             "train_tokens": steps * rows * cfg.data.block_size if packed else None, **metrics}
@@ -271,13 +273,13 @@ def main(argv:list[str]|None=None) -> int:
         if cfg.dry_run:
             print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
             return 0
-        if int(os.environ.get("RANK", "0")) == 0:
+        if rank_and_world()[0] == 0:
             write_json({"experiment": experiment, "overrides": overrides}, Path(cfg.output_dir)/"lengen_command.json")
         metrics = run_training(cfg)
     except ConfigError as e:
         print(f"lengen_train: {e}", file=sys.stderr)
         return 2
-    if int(os.environ.get("RANK", "0")) == 0: print(json.dumps(metrics, indent=2, default=str))
+    if rank_and_world()[0] == 0: print(json.dumps(metrics, indent=2, default=str))
     return 0
 
 # %% ../nbs/08_train.ipynb #d15eb0b8
