@@ -1,7 +1,7 @@
 """Run a notebook's code cells in order in one namespace, the `gpu`-flagged ones included, printing each cell's last
 expression — nbdev's test runner for a machine without nbdev (the GPU machine). Exits 1 at the first failing cell.
 
-    python tools/run_cells.py nbs/04b_cuda_graphs.ipynb [--skip slow] > gpu_cells.txt
+    python tools/run_cells.py nbs/04b_cuda_graphs.ipynb [--skip slow] [--skip-cells 11 12] > gpu_cells.txt
 """
 import argparse, ast, json, sys, time, traceback
 
@@ -17,12 +17,13 @@ def run_cell(src:str, ns:dict):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("notebook"); p.add_argument("--skip", nargs="*", default=["slow"])
+    p.add_argument("notebook"); p.add_argument("--skip", nargs="*", default=["slow"], help="flags whose cells are skipped")
+    p.add_argument("--skip-cells", nargs="*", type=int, default=[], help="cell indices skipped (e.g. CPU-only demos)")
     a = p.parse_args(argv)
     ns = {"__name__": "__main__"}
     for i, c in enumerate(json.load(open(a.notebook))["cells"]):
         src = "".join(c["source"])
-        if c["cell_type"] != "code" or "nbdev_export" in src or cell_flags(src) & set(a.skip): continue
+        if c["cell_type"] != "code" or "nbdev_export" in src or cell_flags(src) & set(a.skip) or i in a.skip_cells: continue
         t0 = time.perf_counter()
         try: out = run_cell(src, ns)
         except Exception:
