@@ -177,7 +177,7 @@ class FSDPConfig:
     version: int = 2  # 2 = FSDP2 (per-parameter sharding, fully_shard); 1 = FSDP1 (flat parameters; deprecated by transformers)
     sharding: str = "full_shard"  # full_shard (free gathered weights after forward) | shard_grad_op (keep them until backward); FSDP1 also hybrid_shard, hybrid_shard_zero2, no_shard
     activation_checkpointing: bool = False  # recompute each decoder layer in backward (FSDP's own; use instead of gradient_checkpointing)
-    cpu_ram_efficient_loading: bool = False  # rank 0 holds the loaded weights and broadcasts them into the shards (less host memory)
+    cpu_ram_efficient_loading: bool = False  # after sharding, fill every rank's shards from rank 0's weights by broadcast (each process still reads the checkpoint)
 
 # %% ../nbs/00_config.ipynb #26ea6840
 @dataclass
