@@ -155,6 +155,7 @@ class CompileConfig:
     torch_compile: bool = False  # compile each decoder block
     backend: str = "inductor"  # torch.compile backend
     disable_dynamo: bool = False  # switch TorchDynamo off entirely (debugging)
+    cuda_graphs: bool = False  # replay each Mamba2 block's training step from CUDA graphs (fixed shapes; CUDA only)
 
 @dataclass
 class EvalExtraConfig:

@@ -15,9 +15,9 @@ from .config import ConfigError
 
 # %% auto #0
 __all__ = ['COPY_SPECIALS', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels', 'CopyTaskDataset',
-           'padding_collator', 'pack_documents', 'PackedTextDataset', 'help_topics_texts', 'small_bpe_tokenizer',
-           'build_tokenizer', 'packed_text', 'load_local_documents', 'load_text_dataset', 'packed_text_dataset',
-           'rank_and_world', 'stream_shard', 'build_train_dataset']
+           'padding_collator', 'copy_row_length', 'pack_documents', 'PackedTextDataset', 'help_topics_texts',
+           'small_bpe_tokenizer', 'build_tokenizer', 'packed_text', 'load_local_documents', 'load_text_dataset',
+           'packed_text_dataset', 'rank_and_world', 'stream_shard', 'build_train_dataset']
 
 # %% ../nbs/05_data.ipynb #2700ed56
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -48,24 +48,48 @@ def answer_labels(input_ids:list[int], # one tokenized example
     k = input_ids.index(sep_id) + 1
     return [-100] * k + input_ids[k:]
 
-# %% ../nbs/05_data.ipynb #4b8b9851
+# %% ../nbs/05_data.ipynb #8e7cd7b1
+def _char_vocab(tokenizer, alphabet_size:int) -> dict|None:
+    "The tokenizer's vocabulary when it encodes every copy-task character as its own token (else None)."
+    probe = "".join(COPY_SPECIALS.values()) + string.ascii_lowercase[:alphabet_size]
+    v = tokenizer.get_vocab()
+    return v if tokenizer(probe, add_special_tokens=False)["input_ids"] == [v.get(ch) for ch in probe] else None
+
 class CopyTaskDataset(torch.utils.data.Dataset):
     "`num` lazily generated copy examples, lengths uniform in [min_len, max_len]; items are tokenized with labels."
     def __init__(self, tokenizer, num:int, min_len:int, max_len:int, alphabet_size:int, seed:int=0):
         self.tok, self.num, self.lens, self.alphabet_size, self.seed = tokenizer, num, (min_len, max_len), alphabet_size, seed
+        self.char_ids = _char_vocab(tokenizer, alphabet_size)   # encoding is a lookup when tokens are characters
     def __len__(self): return self.num
     def text(self, i:int) -> str:
         rng = random.Random(self.seed * 1_000_003 + i)
         return "".join(copy_example(copy_string(rng, self.alphabet_size, rng.randint(*self.lens))))
     def __getitem__(self, i:int) -> dict:
-        ids = self.tok(self.text(i))["input_ids"]
+        t = self.text(i)
+        ids = [self.char_ids[ch] for ch in t] if self.char_ids else self.tok(t)["input_ids"]
         return {"input_ids": ids, "labels": answer_labels(ids, self.tok.sep_token_id)}
 
-# %% ../nbs/05_data.ipynb #3b2d90c3
-def padding_collator(tokenizer):
+
+# %% ../nbs/05_data.ipynb #f26fed48
+def padding_collator(tokenizer, length:int|None=None, # pad every batch to this many tokens (None: the batch's longest)
+                    ):
     "Pads `input_ids` with PAD and `labels` with -100, adds `attention_mask`."
-    from transformers import DataCollatorForSeq2Seq
-    return DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100, return_tensors="pt")
+    pad = tokenizer.pad_token_id
+    def collate(items:list[dict]) -> dict:
+        n = length or max(len(it["input_ids"]) for it in items)
+        ids, labels, mask = torch.full((len(items), n), pad), torch.full((len(items), n), -100), torch.zeros(len(items), n, dtype=torch.long)
+        for r, it in enumerate(items):
+            k = len(it["input_ids"])
+            if k > n: raise ValueError(f"padding_collator: an example of {k} tokens does not fit the row length {n}")
+            ids[r, :k], labels[r, :k], mask[r, :k] = torch.tensor(it["input_ids"]), torch.tensor(it["labels"]), 1
+        return {"input_ids": ids, "labels": labels, "attention_mask": mask}
+    return collate
+
+def copy_row_length(copy_task, # the `data.copy_task` group
+                   ) -> int:
+    "Tokens of the longest copy example, `$s|s.` with `len(s) = max_len`, rounded up to a multiple of 8."
+    return -(-(2 * copy_task.max_len + 3) // 8) * 8
+
 
 # %% ../nbs/05_data.ipynb #f3714208
 def pack_documents(docs, # iterable of token-id lists

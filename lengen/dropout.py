@@ -63,7 +63,7 @@ def vpad_dropout(x:Tensor, # activations (..., d); statistics over the last dim
     "Variance-preserving affine dropout `y = α·(m ⊙ x) + β`: each token keeps its mean and variance."
     if not training or p == 0: return x
     out_dtype = _resolve_dtype(out_dtype, x)
-    if FUSED_VPAD and x.is_cuda and detach_alpha and detach_beta:
+    if FUSED_VPAD and x.is_cuda and detach_alpha and detach_beta and not torch.cuda.is_current_stream_capturing():
         from lengen.vpad_kernel import fused_vpad_available, vpad_fused
         if fused_vpad_available(): return vpad_fused(x, p, out_dtype=out_dtype)
     xf = x.float()

@@ -164,6 +164,13 @@ def prepare_model(model, cfg):
     if cfg.compile.torch_compile:
         from lengen.dropout import decoder_blocks
         for block in decoder_blocks(model): block.compile(backend=cfg.compile.backend)
+    if cfg.compile.cuda_graphs:
+        for other in ("compile.torch_compile", "gradient_checkpointing"):
+            if OmegaConf.select(cfg, other):
+                raise ConfigError(other, True, "false with compile.cuda_graphs=true (a captured block is replayed as "
+                                  "recorded: it can be neither recompiled nor recomputed), or compile.cuda_graphs=false")
+        from lengen.cuda_graphs import graph_blocks
+        graph_blocks(model)
     return handle
 
 class FirstStepTimer(TrainerCallback):
@@ -176,9 +183,11 @@ class FirstStepTimer(TrainerCallback):
                   "autotuning; later steps are the speed)", flush=True)
 
 def _collator(cfg, tokenizer):
-    from lengen.data import padding_collator
+    "Copy-task rows padded to the task's longest example (one shape all run), other padded examples per batch, packed rows as they are."
+    from lengen.data import copy_row_length, padding_collator
     from transformers import default_data_collator
-    return padding_collator(tokenizer) if cfg.data.padded_examples else default_data_collator
+    if not cfg.data.padded_examples: return default_data_collator
+    return padding_collator(tokenizer, copy_row_length(cfg.data.copy_task) if cfg.data.synthetic == "copy" else None)
 
 def run_training(cfg, # a composed, validated TrainingConfig
                  tokenizer=None, # default: `build_tokenizer(cfg)`
@@ -187,6 +196,7 @@ def run_training(cfg, # a composed, validated TrainingConfig
     "Train (or resume) the run `cfg` describes; returns the final metrics."
     from lengen.data import build_tokenizer, build_train_dataset
     from lengen.models import build_model
+    os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")   # Triton keeps autotuning results on disk: later runs skip it
     set_seed(cfg.seed)
     tok = tokenizer or build_tokenizer(cfg)
     args = training_arguments(cfg)

@@ -1,0 +1,34 @@
+"""Run a notebook's code cells in order in one namespace, the `gpu`-flagged ones included, printing each cell's last
+expression — nbdev's test runner for a machine without nbdev (the GPU machine). Exits 1 at the first failing cell.
+
+    python tools/run_cells.py nbs/04b_cuda_graphs.ipynb [--skip slow] > gpu_cells.txt
+"""
+import argparse, ast, json, sys, time, traceback
+
+
+def cell_flags(src:str) -> set[str]:
+    return {w for line in src.splitlines() if line.startswith("#|") for w in line[2:].split()}
+
+def run_cell(src:str, ns:dict):
+    tree = ast.parse(src)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, "<cell>", "exec"), ns)
+    return eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns) if last else None
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("notebook"); p.add_argument("--skip", nargs="*", default=["slow"])
+    a = p.parse_args(argv)
+    ns = {"__name__": "__main__"}
+    for i, c in enumerate(json.load(open(a.notebook))["cells"]):
+        src = "".join(c["source"])
+        if c["cell_type"] != "code" or "nbdev_export" in src or cell_flags(src) & set(a.skip): continue
+        t0 = time.perf_counter()
+        try: out = run_cell(src, ns)
+        except Exception:
+            print(f"--- cell {i} FAILED\n{src}\n"); traceback.print_exc(); return 1
+        if out is not None: print(f"--- cell {i} ({time.perf_counter() - t0:.1f} s)\n{out!r}", flush=True)
+    print("all cells passed"); return 0
+
+
+if __name__ == "__main__": sys.exit(main())
