@@ -365,17 +365,21 @@ def check_fsdp(cfg:DictConfig, # a composed TrainingConfig
                           hint="hybrid_shard, hybrid_shard_zero2 and no_shard are FSDP1 strategies (fsdp.version=1)."
                           if f.version == 2 and f.sharding in FSDP_SHARDING[1] else "")
     if not f.enabled: return
-    if f.activation_checkpointing and cfg.gradient_checkpointing:
-        raise ConfigError("gradient_checkpointing", True, "false when fsdp.activation_checkpointing is true",
-                          hint="Both recompute the decoder layers; with FSDP use fsdp.activation_checkpointing alone.")
-    if cfg.compile.torch_compile and f.version == 1:
-        raise ConfigError("compile.torch_compile", True, "false with fsdp.version=1, or fsdp.version=2",
-                          hint="Blocks compiled before FSDP1 wraps them do not see its flat parameters.")
     if cfg.data.synthetic or cfg.eval_steps:
         key, val = ("data.synthetic", cfg.data.synthetic) if cfg.data.synthetic else ("eval_steps", cfg.eval_steps)
         raise ConfigError(key, val, "'' (text) and eval_steps=null when fsdp.enabled is true",
                           hint="The copy-task sweep and in-training generation eval run on rank 0 alone, which a "
                           "sharded model cannot do; evaluate the saved model after training.")
+    if f.activation_checkpointing and cfg.gradient_checkpointing:
+        raise ConfigError("gradient_checkpointing", True, "false when fsdp.activation_checkpointing is true",
+                          hint="Both recompute the decoder layers; with FSDP use fsdp.activation_checkpointing alone.")
+    if cfg.compile.cuda_graphs:
+        raise ConfigError("compile.cuda_graphs", True, "false when fsdp.enabled is true",
+                          hint="A captured block replays its recorded memory addresses; FSDP gathers each block's weights "
+                          "into fresh buffers at every step.")
+    if cfg.compile.torch_compile and f.version == 1:
+        raise ConfigError("compile.torch_compile", True, "false with fsdp.version=1, or fsdp.version=2",
+                          hint="Blocks compiled before FSDP1 wraps them do not see its flat parameters.")
 
 # %% ../nbs/00_config.ipynb #7666dc4d
 def _checkout_conf_dir() -> Path:
