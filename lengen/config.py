@@ -17,12 +17,12 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 # %% auto #0
-__all__ = ['DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS', 'WINDOW_KERNEL_CHOICES',
-           'SYNTHETIC_TASKS', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig', 'ArchConfig',
-           'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig', 'AttentionScalingConfig',
-           'WandbConfig', 'CompileConfig', 'EvalExtraConfig', 'TrainingConfig', 'config_reference', 'ConfigError',
-           'parse_layers', 'check_window_kernel', 'parse_letters', 'validate_config', 'register_schema',
-           'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases']
+__all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS',
+           'WINDOW_KERNEL_CHOICES', 'SYNTHETIC_TASKS', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig',
+           'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
+           'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'EvalExtraConfig', 'FSDPConfig', 'TrainingConfig',
+           'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'validate_config',
+           'check_fsdp', 'register_schema', 'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases']
 
 # %% ../nbs/00_config.ipynb #4c7f0a94
 @dataclass
@@ -167,6 +167,19 @@ class EvalExtraConfig:
     max_length: int = 65536  # positions evaluated per document
     batch_size: int = 1  # documents per forward pass
 
+# %% ../nbs/00_config.ipynb #862752a9
+FSDP_SHARDING = {2: ("full_shard", "shard_grad_op"),   # FSDP2 (fully_shard): re-shard after forward or not
+                 1: ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero2", "no_shard")}   # FSDP1 strategies
+
+@dataclass
+class FSDPConfig:
+    "Fully sharded data parallel training across the torchrun processes (PyTorch FSDP through the HF Trainer)."
+    enabled: bool = False  # shard parameters, gradients and optimizer state across processes (needs torchrun with >= 2 processes)
+    version: int = 2  # 2 = FSDP2 (per-parameter sharding, fully_shard); 1 = FSDP1 (flat parameters; deprecated by transformers)
+    sharding: str = "full_shard"  # full_shard (free gathered weights after forward) | shard_grad_op (keep them until backward); FSDP1 also hybrid_shard, hybrid_shard_zero2, no_shard
+    activation_checkpointing: bool = False  # recompute each decoder layer in backward (FSDP's own; use instead of gradient_checkpointing)
+    cpu_ram_efficient_loading: bool = False  # after sharding, fill every rank's shards from rank 0's weights by broadcast (each process still reads the checkpoint)
+
 # %% ../nbs/00_config.ipynb #26ea6840
 @dataclass
 class TrainingConfig:
@@ -203,6 +216,7 @@ class TrainingConfig:
     wandb: WandbConfig = field(default_factory=WandbConfig)
     compile: CompileConfig = field(default_factory=CompileConfig)
     eval_extra: EvalExtraConfig = field(default_factory=EvalExtraConfig)
+    fsdp: FSDPConfig = field(default_factory=FSDPConfig)
 
 # %% ../nbs/00_config.ipynb #51830dd3
 def _field_docs(cls) -> dict:
@@ -316,6 +330,7 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     check_window_kernel(cfg.window_kernel, cfg.attention_dropout.rate)
     _check_schedule(cfg.schedule.schedule_type)
     _check_data_source(cfg.data)
+    check_fsdp(cfg)
     ct = cfg.data.copy_task
     if not 1 <= ct.alphabet_size <= 26: raise ConfigError("data.copy_task.alphabet_size", ct.alphabet_size, "1..26")
     if not 1 <= ct.min_len <= ct.max_len:
@@ -338,6 +353,33 @@ def _check_data_source(data):
     if not data.path and not data.dataset_name:
         raise ConfigError("data.path", data.path, "a local dataset directory, or set data.dataset_name (Hub) or "
                           "data.synthetic=copy")
+
+# %% ../nbs/00_config.ipynb #e95deaf9
+def check_fsdp(cfg:DictConfig, # a composed TrainingConfig
+              ):
+    "Refuse an unknown FSDP version or sharding, and FSDP together with what it cannot run."
+    f = cfg.fsdp
+    _check_choice("fsdp.version", f.version, tuple(FSDP_SHARDING))
+    if f.sharding not in FSDP_SHARDING[f.version]:
+        raise ConfigError("fsdp.sharding", f.sharding, f"{' | '.join(FSDP_SHARDING[f.version])} with fsdp.version={f.version}",
+                          hint="hybrid_shard, hybrid_shard_zero2 and no_shard are FSDP1 strategies (fsdp.version=1)."
+                          if f.version == 2 and f.sharding in FSDP_SHARDING[1] else "")
+    if not f.enabled: return
+    if cfg.data.synthetic or cfg.eval_steps:
+        key, val = ("data.synthetic", cfg.data.synthetic) if cfg.data.synthetic else ("eval_steps", cfg.eval_steps)
+        raise ConfigError(key, val, "'' (text) and eval_steps=null when fsdp.enabled is true",
+                          hint="The copy-task sweep and in-training generation eval run on rank 0 alone, which a "
+                          "sharded model cannot do; evaluate the saved model after training.")
+    if f.activation_checkpointing and cfg.gradient_checkpointing:
+        raise ConfigError("gradient_checkpointing", True, "false when fsdp.activation_checkpointing is true",
+                          hint="Both recompute the decoder layers; with FSDP use fsdp.activation_checkpointing alone.")
+    if cfg.compile.cuda_graphs:
+        raise ConfigError("compile.cuda_graphs", True, "false when fsdp.enabled is true",
+                          hint="A captured block replays its recorded memory addresses; FSDP gathers each block's weights "
+                          "into fresh buffers at every step.")
+    if cfg.compile.torch_compile and f.version == 1:
+        raise ConfigError("compile.torch_compile", True, "false with fsdp.version=1, or fsdp.version=2",
+                          hint="Blocks compiled before FSDP1 wraps them do not see its flat parameters.")
 
 # %% ../nbs/00_config.ipynb #7666dc4d
 def _checkout_conf_dir() -> Path:

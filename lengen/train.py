@@ -14,6 +14,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from .config import ConfigError, compose_config, in_ipython, list_experiments, validate_config
 from .data import rank_and_world
+from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from .eval_io import write_json
 
 # %% auto #0
@@ -48,6 +49,7 @@ def training_arguments(cfg) -> TrainingArguments:
         run_name=cfg.wandb.run_name or Path(cfg.output_dir).name, dataloader_num_workers=cfg.dataloader_num_workers,
         remove_unused_columns=False, ddp_find_unused_parameters=False, use_cpu=not torch.cuda.is_available(),
         accelerator_config={"dispatch_batches": False} if _streamed(cfg) else None,   # each rank reads its own shard
+        **fsdp_arguments(cfg),   # FSDP when cfg.fsdp.enabled (lengen.distributed)
         disable_tqdm=False)
 
 # %% ../nbs/08_train.ipynb #c519f965
@@ -83,6 +85,9 @@ class LengenTrainer(Trainer):
         super().__init__(*args, **kwargs)
         self.lengen_cfg = lengen_cfg
 
+    def create_accelerator_and_postprocess(self):
+        with fsdp_on_cpu(self.args): super().create_accelerator_and_postprocess()
+
     def get_decay_parameter_names(self, model) -> list[str]:
         names = super().get_decay_parameter_names(model)
         if self.lengen_cfg is None or not self.lengen_cfg.optim.reference_wd_policy: return names
@@ -97,12 +102,16 @@ class LengenTrainer(Trainer):
         tied = {n for names in ptrs.values() if len(names) > 1 for n in names}
         super()._issue_warnings_after_load(load_result._replace(missing_keys=[k for k in load_result.missing_keys if k not in tied]))
 
+    def _save(self, output_dir=None, state_dict=None):
+        with own_class(self.model): super()._save(output_dir, state_dict)   # not FSDP2's class (lengen.distributed)
+
     def _save_checkpoint(self, model, trial):
         final = Path(self.args.output_dir)/f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
         staging, real = Path(self.args.output_dir)/".partial", self.args.output_dir
         self.args.output_dir = str(staging)
         try: super()._save_checkpoint(model, trial)
         finally: self.args.output_dir = real
+        if self.args.world_size > 1: torch.distributed.barrier()   # every rank has written its files (rng_state_<rank>.pth)
         if self.args.should_save:
             if self.lengen_cfg is not None: OmegaConf.save(self.lengen_cfg, staging/final.name/"lengen_config.yaml")
             if final.exists(): shutil.rmtree(final)
@@ -193,7 +202,7 @@ def run_training(cfg, # a composed, validated TrainingConfig
     args = training_arguments(cfg)
     model = build_model(cfg, tok)
     prepare_model(model, cfg)
-    ds = build_train_dataset(cfg, tok)
+    with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache
     trainer = LengenTrainer(model=model, args=args, train_dataset=ds, data_collator=_collator(cfg, tok),
                             processing_class=tok, lengen_cfg=cfg)
     if cfg.eval_steps: trainer.add_callback(GenerationEvalCallback(trainer, tok, cfg, cfg.eval_steps))
