@@ -60,12 +60,14 @@ VARIANTS = {
     "swa_window_fa2": ["swa.enabled=true", "swa.window=1024", "attn_implementation=window_sdpa", "window_kernel=fa2"],
     "swa_window_docs": ["swa.enabled=true", "swa.window=1024", "attn_implementation=window_sdpa", "data.use_doc_masking=true"],
     "docs_sdpa": ["data.use_doc_masking=true"],
+    "liger": ["kernels.liger=true"],
+    "liger_no_flce": ["kernels.liger=true", "kernels.fused_linear_cross_entropy=false"],
 }
-MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.")
+MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.", "kernels.")
 
 def variant_overrides(name:str) -> list[str]:
-    "The overrides of a built-in variant, or of an ad-hoc one written `a=1+b=2`."
-    return VARIANTS[name] if name in VARIANTS else [o for o in name.split("+") if o]
+    "The overrides of a variant written `a+b`, each part a built-in variant or one `key=value` override."
+    return [o for part in name.split("+") if part for o in VARIANTS.get(part, [part])]
 
 def model_key(overrides:list[str]) -> tuple:
     "The part of a variant that needs its own model."
