@@ -12,7 +12,7 @@ from transformers import TrainerCallback
 
 from .config import compose_config, in_ipython
 from .data import packed_text, rank_and_world
-from .eval_io import eval_device
+from .eval_io import eval_device, run_cli
 from .models import add_run_modules, attn_kwargs, run_config
 
 # %% auto #0
@@ -60,12 +60,14 @@ VARIANTS = {
     "swa_window_fa2": ["swa.enabled=true", "swa.window=1024", "attn_implementation=window_sdpa", "window_kernel=fa2"],
     "swa_window_docs": ["swa.enabled=true", "swa.window=1024", "attn_implementation=window_sdpa", "data.use_doc_masking=true"],
     "docs_sdpa": ["data.use_doc_masking=true"],
+    "liger": ["kernels.liger=true"],
+    "liger_no_flce": ["kernels.liger=true", "kernels.fused_linear_cross_entropy=false"],
 }
-MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.")
+MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.", "kernels.")
 
 def variant_overrides(name:str) -> list[str]:
-    "The overrides of a built-in variant, or of an ad-hoc one written `a=1+b=2`."
-    return VARIANTS[name] if name in VARIANTS else [o for o in name.split("+") if o]
+    "The overrides of a variant written `a+b`, each part a built-in variant or one `key=value` override."
+    return [o for part in name.split("+") if part for o in VARIANTS.get(part, [part])]
 
 def model_key(overrides:list[str]) -> tuple:
     "The part of a variant that needs its own model."
@@ -209,13 +211,16 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="also write the JSON here")
     a = p.parse_args(argv)
     if not (a.shape or a.train_loop): p.error("give a model shape, or --train-loop EXPERIMENT")
+    return run_cli("lengen_bench", _report, a)   # a refused setting (e.g. kernels without a GPU): one paragraph, status 2
+
+def _report(a):
+    "Run the benchmark the parsed arguments `a` ask for; print the JSON report (and write it to `a.out`)."
     if a.train_loop: rep = bench_training(a.train_loop, a.set, a.steps, warmup=a.warmup)
     else: rep = run_bench(a.shape, a.variants.split(","), a.seq_len, a.batch, a.steps, a.warmup, a.repeats, a.peak_tflops,
                           doc_len=a.doc_len)
     js = json.dumps(rep, indent=2)
     print(js)
     if a.out: open(a.out, "w").write(js)
-    return 0
 
 # %% ../nbs/09_bench.ipynb #fee28ff5
 if __name__ == "__main__" and not in_ipython(): sys.exit(main())

@@ -18,11 +18,12 @@ from omegaconf.errors import OmegaConfBaseException
 
 # %% auto #0
 __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS',
-           'WINDOW_KERNEL_CHOICES', 'SYNTHETIC_TASKS', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig',
-           'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
-           'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'EvalExtraConfig', 'FSDPConfig', 'TrainingConfig',
-           'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'validate_config',
-           'check_fsdp', 'register_schema', 'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases']
+           'WINDOW_KERNEL_CHOICES', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig',
+           'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig',
+           'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig',
+           'EvalExtraConfig', 'FSDPConfig', 'TrainingConfig', 'config_reference', 'ConfigError', 'parse_layers',
+           'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp', 'register_schema',
+           'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases']
 
 # %% ../nbs/00_config.ipynb #4c7f0a94
 @dataclass
@@ -158,6 +159,15 @@ class CompileConfig:
     cuda_graphs: bool = False  # replay each Mamba2 block's training step from CUDA graphs (fixed shapes; CUDA only)
 
 @dataclass
+class KernelsConfig:
+    "Liger-Kernel's fused Triton kernels (`lengen.kernels`), swapped into the trained SmolLM3 instance only."
+    liger: bool = False  # use Liger's kernels (SmolLM3 on CUDA); the switches below count only when this is true
+    rms_norm: bool = True  # Liger's RMSNorm for the block norms and the final norm
+    swiglu: bool = True  # Liger's fused silu(g)*u in each MLP (g, u and d stay module calls, so their sites still act)
+    rope: bool = True  # Liger's rotary embedding in the RoPE attention layers
+    fused_linear_cross_entropy: bool = True  # training loss straight from the hidden states, in chunks: no logits tensor
+
+@dataclass
 class EvalExtraConfig:
     "Per-position cross-entropy evaluation."
     eval_only: bool = False  # evaluate model_name_or_path without training
@@ -215,6 +225,7 @@ class TrainingConfig:
     attention_scaling: AttentionScalingConfig = field(default_factory=AttentionScalingConfig)
     wandb: WandbConfig = field(default_factory=WandbConfig)
     compile: CompileConfig = field(default_factory=CompileConfig)
+    kernels: KernelsConfig = field(default_factory=KernelsConfig)
     eval_extra: EvalExtraConfig = field(default_factory=EvalExtraConfig)
     fsdp: FSDPConfig = field(default_factory=FSDPConfig)
 
@@ -285,6 +296,7 @@ COEF_ACTIVATIONS = ("sigmoid", "softplus_shifted")
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "window_sdpa", "flex_attention", "flash_attention_2", "flash_attention_3")
 WINDOW_KERNEL_CHOICES = ("auto", "cudnn", "fa2")
 SYNTHETIC_TASKS = ("", "copy")
+KERNEL_SWITCHES = ("rms_norm", "swiglu", "rope", "fused_linear_cross_entropy")  # `kernels.*` beside `liger`
 
 def _check_choice(key, value, choices):
     if value not in choices: raise ConfigError(key, value, " | ".join(repr(c) for c in choices))
@@ -336,10 +348,16 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     if not 1 <= ct.min_len <= ct.max_len:
         raise ConfigError("data.copy_task.min_len", ct.min_len, f"1 <= min_len <= max_len (max_len is {ct.max_len})")
     if cfg.swa.window < 1: raise ConfigError("swa.window", cfg.swa.window, "a positive number of tokens")
+    _check_kernels(cfg.kernels)
     rfc = cfg.resume_from_checkpoint
     if rfc not in (None, "auto") and not Path(rfc).is_dir():
         raise ConfigError("resume_from_checkpoint", rfc, "null, 'auto', or an existing checkpoint directory")
     return cfg
+
+def _check_kernels(k):
+    if k.liger and not any(k[s] for s in KERNEL_SWITCHES):
+        raise ConfigError("kernels.liger", True, "false, or true with at least one of kernels.rms_norm, kernels.swiglu, "
+                          "kernels.rope, kernels.fused_linear_cross_entropy", hint="Every kernel switch is off.")
 
 def _check_schedule(name):
     from transformers.trainer_utils import SchedulerType

@@ -151,11 +151,14 @@ class GenerationEvalCallback(TrainerCallback):
 
 # %% ../nbs/08_train.ipynb #63415864
 def prepare_model(model, cfg):
-    "Attach the run's regularizers and compile blocks if asked; returns the regularizer handle (or None)."
+    "Swap in the run's kernels, attach its regularizers and compile blocks if asked; returns the regularizer handle (or None)."
     if cfg.data.use_doc_masking and model.config.model_type == "mamba2":
         raise ConfigError("data.use_doc_masking", True, "false for Mamba2 (transformers' Mamba2 does not pass document "
                           "boundaries to its kernels, so packed documents would silently see each other)")
     model.config.use_cache = False   # training needs no KV cache, and packed-document masks are only built without one
+    if cfg.kernels.liger:   # first: the regularizers hook modules, compile traces the forwards the kernels swap in
+        from lengen.kernels import apply_kernels
+        apply_kernels(model, cfg)
     handle = None
     if cfg.dropout.rate > 0 or cfg.residual_dropout.rate > 0 or cfg.attention_dropout.rate > 0:
         from lengen.dropout import apply_regularizers
