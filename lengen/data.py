@@ -48,7 +48,7 @@ def answer_labels(input_ids:list[int], # one tokenized example
     k = input_ids.index(sep_id) + 1
     return [-100] * k + input_ids[k:]
 
-# %% ../nbs/05_data.ipynb #8e7cd7b1
+# %% ../nbs/05_data.ipynb #3a4f0691
 def _char_vocab(tokenizer, alphabet_size:int) -> dict|None:
     "The tokenizer's vocabulary when it encodes every copy-task character as its own token (else None)."
     probe = "".join(COPY_SPECIALS.values()) + string.ascii_lowercase[:alphabet_size]
@@ -70,7 +70,7 @@ class CopyTaskDataset(torch.utils.data.Dataset):
         return {"input_ids": ids, "labels": answer_labels(ids, self.tok.sep_token_id)}
 
 
-# %% ../nbs/05_data.ipynb #f26fed48
+# %% ../nbs/05_data.ipynb #762095d2
 def padding_collator(tokenizer, length:int|None=None, # pad every batch to this many tokens (None: the batch's longest)
                     ):
     "Pads `input_ids` with PAD and `labels` with -100, adds `attention_mask`."
