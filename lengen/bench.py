@@ -11,7 +11,7 @@ from torch import nn
 from transformers import TrainerCallback
 
 from .config import compose_config, in_ipython
-from .data import packed_text, rank_and_world
+from .data import copy_row_length, packed_text, rank_and_world
 from .eval_io import eval_device, run_cli
 from .models import add_run_modules, attn_kwargs, run_config
 
@@ -184,7 +184,7 @@ def bench_training(experiment:str|None, # a shipped experiment
     steady = later[len(later) // 2]
     d, b = cfg.data, cfg.per_device_train_batch_size
     padded = not packed_text(d)
-    seq = 2 * d.copy_task.max_len + 3 if padded else d.block_size
+    seq = copy_row_length(d.copy_task) if padded else d.block_size
     bare = time_steps(clock.model, b, seq, bare_steps, warmup, next(clock.model.parameters()).device)
     overall = metrics["train_seconds"] / steps
     step_tokens = b * cfg.gradient_accumulation_steps * seq       # per process, as the bare step

@@ -17,7 +17,8 @@ from .config import ConfigError
 __all__ = ['COPY_SPECIALS', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels', 'CopyTaskDataset',
            'padding_collator', 'copy_row_length', 'pack_documents', 'PackedTextDataset', 'help_topics_texts',
            'small_bpe_tokenizer', 'build_tokenizer', 'packed_text', 'load_local_documents', 'load_text_dataset',
-           'packed_text_dataset', 'rank_and_world', 'stream_shard', 'build_train_dataset']
+           'PackedRows', 'packed_rows_collator', 'packed_text_dataset', 'rank_and_world', 'stream_shard',
+           'build_train_dataset']
 
 # %% ../nbs/05_data.ipynb #2700ed56
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -203,7 +204,19 @@ def _pack_batch(batch, block_size, eos_id, append_eos, no_doc_mixing, doc_maskin
     if doc_masking: out["position_ids"] = [r["position_ids"] for r in rows]
     return out
 
-def _with_labels(batch): return {**batch, "labels": batch["input_ids"]}
+class PackedRows(torch.utils.data.Dataset):
+    "Packed rows as tensors, read a batch at a time: one Arrow slice per batch, not a Python dict per row."
+    def __init__(self, rows): self.rows = rows.with_format("torch")   # a `datasets.Dataset` of packed rows
+    def __len__(self): return len(self.rows)
+    def __getitem__(self, key): # a row index, a slice or a list of indices
+        b = self.rows[key]
+        return {**b, "labels": b["input_ids"]}        # causal LM labels: the model shifts them itself
+    def __getitems__(self, keys:list[int]) -> dict: return self[keys]   # what a DataLoader calls for a batch
+
+def packed_rows_collator(batch):
+    "Collate packed rows: a batch `PackedRows` already read as tensors passes as is, a list of rows is stacked."
+    from transformers import default_data_collator
+    return batch if isinstance(batch, dict) else default_data_collator(batch)
 
 def packed_text_dataset(ds, # local documents (`load_local_documents`)
                         tokenizer, data_cfg, # the run's tokenizer and `data` group
@@ -224,7 +237,7 @@ def packed_text_dataset(ds, # local documents (`load_local_documents`)
                                   no_doc_mixing=c.no_doc_mixing, doc_masking=c.use_doc_masking))
     if len(rows) == 0:
         raise ConfigError("data.block_size", c.block_size, "at most the tokens of the corpus", hint="No full row could be packed.")
-    return rows.with_transform(_with_labels)
+    return PackedRows(rows)
 
 # %% ../nbs/05_data.ipynb #cdef9253
 def rank_and_world() -> tuple[int, int]:

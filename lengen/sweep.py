@@ -379,7 +379,8 @@ SWEEPS = {
         scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "data.path={data}/train", "data.block_size=256",
                "max_steps=600", "per_device_train_batch_size=32", "gradient_accumulation_steps=1", "save_steps=300",
                "logging_steps=100", "schedule.warmup_steps=60", *_SMALL_MAMBA2, "eval_extra.dataset_file={data}/heldout.jsonl",
-               "eval_extra.max_length=8192", "eval_extra.batch_size=8"]),
+               "eval_extra.max_length=8192", "eval_extra.batch_size=8",
+               "compile.cuda_graphs=true"]),
 }
 
 # %% ../nbs/15_sweep.ipynb #ce1028fa

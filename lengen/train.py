@@ -187,9 +187,8 @@ class FirstStepTimer(TrainerCallback):
 
 def _collator(cfg, tokenizer):
     "Copy-task rows padded to the task's longest example (one shape all run), other padded examples per batch, packed rows as they are."
-    from lengen.data import copy_row_length, padding_collator
-    from transformers import default_data_collator
-    if not cfg.data.padded_examples: return default_data_collator
+    from lengen.data import copy_row_length, packed_rows_collator, padding_collator
+    if not cfg.data.padded_examples: return packed_rows_collator
     return padding_collator(tokenizer, copy_row_length(cfg.data.copy_task) if cfg.data.synthetic == "copy" else None)
 
 def run_training(cfg, # a composed, validated TrainingConfig
