@@ -62,6 +62,7 @@ VARIANTS = {
     "docs_sdpa": ["data.use_doc_masking=true"],
     "liger": ["kernels.liger=true"],
     "liger_no_flce": ["kernels.liger=true", "kernels.fused_linear_cross_entropy=false"],
+    "liger_flce": ["kernels.liger=true", "kernels.rms_norm=false", "kernels.swiglu=false", "kernels.rope=false"],
 }
 MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.", "kernels.")
 

@@ -160,11 +160,11 @@ class CompileConfig:
 
 @dataclass
 class KernelsConfig:
-    "Liger-Kernel's fused Triton kernels (`lengen.kernels`), swapped into the trained SmolLM3 instance only."
-    liger: bool = False  # use Liger's kernels (SmolLM3 on CUDA); the switches below count only when this is true
+    "Liger-Kernel's fused Triton kernels (`lengen.kernels`), swapped into the trained SmolLM3 or Mamba2 instance only."
+    liger: bool = False  # use Liger's kernels (SmolLM3 or Mamba2 on CUDA); the switches below count only when this is true
     rms_norm: bool = True  # Liger's RMSNorm for the block norms and the final norm
-    swiglu: bool = True  # Liger's fused silu(g)*u in each MLP (g, u and d stay module calls, so their sites still act)
-    rope: bool = True  # Liger's rotary embedding in the RoPE attention layers
+    swiglu: bool = True  # Liger's fused silu(g)*u in each MLP (g, u and d stay module calls, so their sites still act); Mamba2 has none: skipped
+    rope: bool = True  # Liger's rotary embedding in the RoPE attention layers; Mamba2 has none: skipped
     fused_linear_cross_entropy: bool = True  # training loss straight from the hidden states, in chunks: no logits tensor
 
 @dataclass
