@@ -349,6 +349,7 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
         raise ConfigError("data.copy_task.min_len", ct.min_len, f"1 <= min_len <= max_len (max_len is {ct.max_len})")
     if cfg.swa.window < 1: raise ConfigError("swa.window", cfg.swa.window, "a positive number of tokens")
     _check_kernels(cfg.kernels)
+    _check_cuda_graphs(cfg)
     rfc = cfg.resume_from_checkpoint
     if rfc not in (None, "auto") and not Path(rfc).is_dir():
         raise ConfigError("resume_from_checkpoint", rfc, "null, 'auto', or an existing checkpoint directory")
@@ -358,6 +359,13 @@ def _check_kernels(k):
     if k.liger and not any(k[s] for s in KERNEL_SWITCHES):
         raise ConfigError("kernels.liger", True, "false, or true with at least one of kernels.rms_norm, kernels.swiglu, "
                           "kernels.rope, kernels.fused_linear_cross_entropy", hint="Every kernel switch is off.")
+
+def _check_cuda_graphs(cfg):
+    if not cfg.compile.cuda_graphs: return
+    for other in ("compile.torch_compile", "gradient_checkpointing"):
+        if OmegaConf.select(cfg, other):
+            raise ConfigError(other, True, "false with compile.cuda_graphs=true (a captured block is replayed as "
+                              "recorded: it can be neither recompiled nor recomputed), or compile.cuda_graphs=false")
 
 def _check_schedule(name):
     from transformers.trainer_utils import SchedulerType

@@ -167,11 +167,7 @@ def prepare_model(model, cfg):
     if cfg.compile.torch_compile:
         from lengen.dropout import decoder_blocks
         for block in decoder_blocks(model): block.compile(backend=cfg.compile.backend)
-    if cfg.compile.cuda_graphs:
-        for other in ("compile.torch_compile", "gradient_checkpointing"):
-            if OmegaConf.select(cfg, other):
-                raise ConfigError(other, True, "false with compile.cuda_graphs=true (a captured block is replayed as "
-                                  "recorded: it can be neither recompiled nor recomputed), or compile.cuda_graphs=false")
+    if cfg.compile.cuda_graphs:   # (torch_compile and gradient checkpointing beside it are refused by validate_config)
         from lengen.cuda_graphs import graph_blocks
         graph_blocks(model)
     return handle
