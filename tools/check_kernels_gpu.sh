@@ -28,11 +28,7 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/kernels_out}; mkdir -p "$OUT"
 STAGES=${STAGES:-nb b2 b4 8k m2}
-if [ -d .gpu/wheels ]; then                      # the project's wheels for the GPU machine, where they were carried
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/wheels/*.whl 2>&1 | grep -v "already exists"
-  [ -f .gpu/kernels_slim.tar.gz ] && tar -xzf .gpu/kernels_slim.tar.gz -C /tmp/site
-fi
-export PYTHONPATH=$PWD:/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TQDM_DISABLE=1
+source tools/gpu_env.sh   # carried wheels and kernels, offline environment
 exec > >(tee -a "$OUT/check_kernels.log") 2>&1
 python3 -c "import torch, transformers, triton, liger_kernel, importlib.metadata as m; print('torch', torch.__version__, 'transformers', transformers.__version__, 'triton', triton.__version__, 'liger-kernel', m.version('liger-kernel'), torch.cuda.get_device_name())" || exit 1
 has() { [[ " $STAGES " == *" $1 "* ]]; }

@@ -18,11 +18,7 @@
 # fsdp_train.log, fsdp_load.log, fsdp_resume.log.
 set -uo pipefail
 export OUT=${OUT:-$PWD/multigpu_out}; mkdir -p "$OUT"
-if [ -d .gpu/wheels ]; then                      # the project's wheels for the GPU machine, where they were carried
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/wheels/*.whl 2>&1 | grep -v "already exists"
-  [ -f .gpu/kernels_slim.tar.gz ] && tar -xzf .gpu/kernels_slim.tar.gz -C /tmp/site
-fi
-export PYTHONPATH=$PWD:/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TQDM_DISABLE=1
+source tools/gpu_env.sh   # carried wheels and kernels, offline environment
 start=$(date +%s); left() { echo $(( ${CHECK_TIME_LIMIT:-520} - ($(date +%s) - start) )); }
 budget() { local b=$(( $(left) - $2 )); [ $b -gt $1 ] && b=$1; [ $b -lt 10 ] && b=10; echo $b; }   # CAP seconds, RESERVE left for what follows
 W=/tmp/multigpu; rm -rf $W; mkdir -p $W

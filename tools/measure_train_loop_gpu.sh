@@ -12,11 +12,7 @@
 # Out ($OUT): train_loop.json (every stage's report and its ratios) and one log per stage.
 set -uo pipefail
 OUT=${OUT:-$PWD/loop_out}; mkdir -p "$OUT"
-if [ -d .gpu/wheels ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/wheels/*.whl 2>&1 | grep -v "already exists"
-  [ -f .gpu/kernels_slim.tar.gz ] && tar -xzf .gpu/kernels_slim.tar.gz -C /tmp/site
-fi
-export PYTHONPATH=$PWD:/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TQDM_DISABLE=1
+source tools/gpu_env.sh   # carried wheels and kernels, offline environment
 W=/tmp/train_loop; mkdir -p $W
 TEXT="--set data.path=data/python_docs/train --set pretrained_tokenizer=data/python_docs/tokenizer --set tokenizer_revision=null"
 random_checkpoint() {   # SHAPE DIR: a randomly initialised model of a lengen_bench shape, saved like a Hub checkpoint

@@ -22,11 +22,7 @@
 # sweep_logs.tgz (each run's log and training summary) and sweep.log.
 set -euo pipefail
 OUT=${OUT:-$PWD/sweep_out}; mkdir -p "$OUT"
-if [ -d .gpu/wheels ]; then                      # the project's wheels for the GPU machine, where they were carried
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/wheels/*.whl
-  [ -f .gpu/kernels_slim.tar.gz ] && tar -xzf .gpu/kernels_slim.tar.gz -C /tmp/site
-fi
-export PYTHONPATH=$PWD:/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TQDM_DISABLE=1
+source tools/gpu_env.sh   # carried wheels and kernels, offline environment
 python3 -c "import torch; from lengen.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
 start=$(date +%s)
 RESULTS=${SWEEP_RESULTS:-results}
