@@ -15,10 +15,10 @@ from .config import ConfigError
 
 # %% auto #0
 __all__ = ['COPY_SPECIALS', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels', 'CopyTaskDataset',
-           'padding_collator', 'copy_row_length', 'pack_documents', 'PackedTextDataset', 'help_topics_texts',
-           'small_bpe_tokenizer', 'build_tokenizer', 'packed_text', 'load_local_documents', 'load_text_dataset',
-           'PackedRows', 'packed_rows_collator', 'packed_text_dataset', 'rank_and_world', 'stream_shard',
-           'build_train_dataset']
+           'padding_collator', 'copy_example_length', 'copy_row_length', 'pack_documents', 'PackedTextDataset',
+           'help_topics_texts', 'small_bpe_tokenizer', 'build_tokenizer', 'packed_text', 'load_local_documents',
+           'load_text_dataset', 'PackedRows', 'packed_rows_collator', 'packed_text_dataset', 'rank_and_world',
+           'stream_shard', 'build_train_dataset']
 
 # %% ../nbs/05_data.ipynb #2700ed56
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -86,10 +86,14 @@ def padding_collator(tokenizer, length:int|None=None, # pad every batch to this 
         return {"input_ids": ids, "labels": labels, "attention_mask": mask}
     return collate
 
+def copy_example_length(n:int) -> int:
+    "Tokens of a copy example `$s|s.` with `len(s) = n`."
+    return 2 * n + 3
+
 def copy_row_length(copy_task, # the `data.copy_task` group
                    ) -> int:
-    "Tokens of the longest copy example, `$s|s.` with `len(s) = max_len`, rounded up to a multiple of 8."
-    return -(-(2 * copy_task.max_len + 3) // 8) * 8
+    "Tokens of the longest copy example (`len(s) = max_len`), rounded up to a multiple of 8."
+    return -(-copy_example_length(copy_task.max_len) // 8) * 8
 
 
 # %% ../nbs/05_data.ipynb #f3714208

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from .config import ConfigError
-from .data import copy_example, copy_string
+from .data import copy_example, copy_example_length, copy_string
 from .eval_io import (copy_train_range, load_for_eval, output_dir_for, progress_bar, resolve_checkpoint, run_cli,
                             run_config_of, write_figure, write_json)
 
@@ -158,7 +158,7 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
     model, tok = load_for_eval(ckpt, dtype, device)
     alphabet = ct.alphabet_size if ct else copy_alphabet_size(tok)
     limit = position_limit(model)
-    if limit and 2 * max(lengths) + 3 > limit:
+    if limit and copy_example_length(max(lengths)) > limit:
         raise ConfigError("--lengths", max(lengths), f"at most {(limit - 3) // 2}: the model takes {limit} positions and a "
                           "copy example of n letters takes 2n+3 tokens")
     rows = evaluate_copy(model, tok, lengths, samples, alphabet, seed, batch_size, progress)
