@@ -64,7 +64,7 @@ VARIANTS = {
     "liger_no_flce": ["kernels.liger=true", "kernels.fused_linear_cross_entropy=false"],
     "liger_flce": ["kernels.liger=true", "kernels.rms_norm=false", "kernels.swiglu=false", "kernels.rope=false"],
 }
-MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.", "kernels.")
+MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.", "kernels.", "compile.")  # compiled or graphed blocks stay so
 
 def variant_overrides(name:str) -> list[str]:
     "The overrides of a variant written `a+b`, each part a built-in variant or one `key=value` override."

@@ -23,6 +23,8 @@
 #   m2  mamba2-1.3b (needs mamba_ssm and causal_conv1d, e.g. from .gpu/kernels_slim.tar.gz), 4096 tokens, batches 4 and 8:
 #       stock, Liger (its RMSNorms and fused linear CE), each of the two alone, and the mamba2_1_3b_cpt_vpad setting
 #       (VPAD p=0.2 at the norms) without and with Liger; the first variant of a run pays mamba_ssm's autotuning
+#   b4c, m2c  the b4 and m2 (batch 8) settings with Liger and compile.torch_compile=true (their own run: a failing
+#       compile stops only them)
 # What comes back in $OUT: kernels_notebook.txt, bench_*.json (lengen_bench's report: tokens/s, MFU, peak GiB
 # per variant) and check_kernels.log.
 set -uo pipefail
@@ -48,11 +50,14 @@ bench() {  # name, time limit, lengen_bench arguments (the shape first)
 }
 CPT=swa_window_docs+vpad_norm
 K8="swa.enabled=true+swa.window=2048+attn_implementation=window_sdpa+data.use_doc_masking=true+vpad_norm+scaling"
-has b2 && bench b2 240 smollm3-3b --batch 2 --variants "baseline,liger,liger_no_flce,$CPT,liger+$CPT"
 has b4 && bench b4 150 smollm3-3b --batch 4 --variants "liger+$CPT,liger_no_flce+$CPT"
 has 8k && bench 8k_b1 150 smollm3-3b --seq-len 8192 --batch 1 --variants "$K8,liger+$K8"
 has 8k && bench 8k_b2 100 smollm3-3b --seq-len 8192 --batch 2 --variants "liger+$K8"
+has b2 && bench b2 240 smollm3-3b --batch 2 --variants "baseline,liger,liger_no_flce,$CPT,liger+$CPT"   # after b4 and 8k: the shipped settings first
 M2="vpad_norm+dropout.rate=0.2"   # mamba2_1_3b_cpt_vpad's regularizer
 has m2 && bench m2_b4 300 mamba2-1.3b --batch 4 --variants "baseline,liger,liger_no_flce,liger_flce,$M2,liger+$M2"
 has m2 && bench m2_b8 180 mamba2-1.3b --batch 8 --variants "baseline,liger,liger+$M2"
+C=compile.torch_compile=true   # each decoder block compiled (a model of its own: variants after it stay eager)
+has b4c && bench b4c 200 smollm3-3b --batch 4 --variants "liger+$CPT+$C"
+has m2c && bench m2c 200 mamba2-1.3b --batch 8 --variants "liger+$M2+$C,$M2+$C"
 ls -la "$OUT"
