@@ -131,7 +131,8 @@ def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, step
               doc_len:int=1000, # document length for variants with `data.use_doc_masking=true`
              ) -> dict:
     "Time each variant of `shape`; returns a JSON-able report with ratios to the first variant."
-    from lengen.train import prepare_model
+    from lengen.train import cache_triton_autotuning, prepare_model
+    cache_triton_autotuning()   # a later bench on the machine skips autotuning
     dev = eval_device(device)
     results, model, key = {}, None, None
     for _ in range(repeats):

@@ -19,8 +19,9 @@ from .eval_io import write_json
 
 # %% auto #0
 __all__ = ['USAGE', 'SITES_USAGE', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume',
-           'LengenTrainer', 'generation_metrics', 'GenerationEvalCallback', 'prepare_model', 'FirstStepTimer',
-           'run_training', 'train_summary', 'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
+           'LengenTrainer', 'generation_metrics', 'GenerationEvalCallback', 'cache_triton_autotuning', 'prepare_model',
+           'FirstStepTimer', 'run_training', 'train_summary', 'final_copy_eval', 'parse_argv', 'sites_report', 'main',
+           'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -48,7 +49,9 @@ def training_arguments(cfg) -> TrainingArguments:
         data_seed=cfg.data.shuffle_seed, bf16=cfg.bf16, report_to=report,
         run_name=cfg.wandb.run_name or Path(cfg.output_dir).name, dataloader_num_workers=cfg.dataloader_num_workers,
         remove_unused_columns=False, ddp_find_unused_parameters=False, use_cpu=not torch.cuda.is_available(),
-        accelerator_config={"dispatch_batches": False} if _streamed(cfg) else None,   # each rank reads its own shard
+        logging_nan_inf_filter=False,   # the filter reads every micro-batch's loss on the host: a GPU sync each time
+        accelerator_config={"non_blocking": True,   # batches go to the GPU from pinned memory without waiting for it
+                            **({"dispatch_batches": False} if _streamed(cfg) else {})},   # a stream: each rank reads its own shard
         **fsdp_arguments(cfg),   # FSDP when cfg.fsdp.enabled (lengen.distributed)
         disable_tqdm=False)
 
@@ -149,6 +152,20 @@ class GenerationEvalCallback(TrainerCallback):
         model = self.trainer.accelerator.unwrap_model(self.trainer.model)
         self.trainer.log(generation_metrics(model, self.tok, self.cfg))
 
+# %% ../nbs/08_train.ipynb #2b0c0b09
+def cache_triton_autotuning() -> int:
+    "Keep Triton's autotuning results on disk, for kernels defined from now on and those already imported; returns how many were switched."
+    os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
+    if os.environ["TRITON_CACHE_AUTOTUNING"] != "1" or os.environ.get("TRITON_INTERPRET") == "1" or "triton" not in sys.modules: return 0
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.jit import KernelInterface
+    switched = 0
+    for mod in list(sys.modules.values()):
+        for k in list(getattr(mod, "__dict__", {}).values()):
+            while issubclass(type(k), KernelInterface) and type(k) is not Autotuner: k = getattr(k, "fn", None)   # @heuristics wraps
+            if type(k) is Autotuner and not k.cache_results: k.cache_results, switched = True, switched + 1   # (type(): no proxy's __class__)
+    return switched
+
 # %% ../nbs/08_train.ipynb #63415864
 def prepare_model(model, cfg):
     "Swap in the run's kernels, attach its regularizers and compile blocks if asked; returns the regularizer handle (or None)."
@@ -194,7 +211,7 @@ def run_training(cfg, # a composed, validated TrainingConfig
     "Train (or resume) the run `cfg` describes; returns the final metrics."
     from lengen.data import build_tokenizer, build_train_dataset
     from lengen.models import build_model
-    os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")   # Triton keeps autotuning results on disk: later runs skip it
+    cache_triton_autotuning()   # later runs on the machine skip autotuning
     set_seed(cfg.seed)
     tok = tokenizer or build_tokenizer(cfg)
     args = training_arguments(cfg)
