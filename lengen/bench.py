@@ -175,12 +175,12 @@ def bench_training(experiment:str|None, # a shipped experiment
     "Tokens/s of `lengen_train`'s loop (steady and overall) against the bare step of the same model and batch."
     import tempfile
     from lengen.train import run_training
-    out = output_dir or tempfile.mkdtemp(prefix="lengen_bench_")
-    cfg = compose_config(experiment, [*overrides, f"max_steps={steps}", f"save_steps={steps + 1}", f"output_dir={out}",
-                                      "eval_steps=null", "wandb.enabled=false", "data.copy_task.eval_lengths=[1]",
-                                      "data.copy_task.eval_samples=1"])
     clock = StepClock()
-    metrics = run_training(cfg, callbacks=[clock])
+    with tempfile.TemporaryDirectory(prefix="lengen_bench_") as tmp:   # the run's final checkpoint and model (48 GB for 3B) go
+        cfg = compose_config(experiment, [*overrides, f"max_steps={steps}", f"save_steps={steps + 1}",
+                                          f"output_dir={output_dir or tmp}", "eval_steps=null", "wandb.enabled=false",
+                                          "data.copy_task.eval_lengths=[1]", "data.copy_task.eval_samples=1"])
+        metrics = run_training(cfg, callbacks=[clock])
     gaps = [b - a for a, b in zip([clock.t0] + clock.ends, clock.ends)]
     later = sorted(gaps[max(1, steps // 10):])
     steady = later[len(later) // 2]

@@ -152,7 +152,7 @@ class GenerationEvalCallback(TrainerCallback):
         model = self.trainer.accelerator.unwrap_model(self.trainer.model)
         self.trainer.log(generation_metrics(model, self.tok, self.cfg))
 
-# %% ../nbs/08_train.ipynb #2b0c0b09
+# %% ../nbs/08_train.ipynb #2e2c4caa
 def cache_triton_autotuning() -> int:
     "Keep Triton's autotuning results on disk, for kernels defined from now on and those already imported; returns how many were switched."
     os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")

@@ -68,6 +68,7 @@ res = {"classes": [out["final_class"], out[f"checkpoint-{steps}_class"]], "logit
 json.dump(res, open("/tmp/multigpu/load.json", "w"), indent=1); print(json.dumps(res, indent=1))
 EOF
 echo "load_model: rc=$?"
+rm -f $W/smol3b/model*.safetensors   # checked above; the disk (128 GB) holds only so many 3B full-state checkpoints
 if [ "$(left)" -gt 150 ]; then
   timeout $(budget 300 30) $TR -m lengen.distributed $W/smol3b/rows_resumed "${SMOL[@]}" max_steps=$(( ${FSDP_STEPS:-3} + 1 )) \
     resume_from_checkpoint=auto > $OUT/fsdp_resume.log 2>&1; echo "FSDP resume: rc=$?"
