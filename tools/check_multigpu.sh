@@ -12,14 +12,14 @@
 #     bash tools/check_multigpu.sh
 # Settings (environment): BENCH_STEPS=60 (steps of each bench run), FSDP_STEPS=3, SMOL_ATTN (e.g. sdpa, to override the
 # experiment's window_sdpa), SMOL_EXTRA (more overrides for the FSDP run, e.g. "fsdp.activation_checkpointing=true"),
-# CHECK_TIME_LIMIT=520 (seconds: each part gets at most its cap and what is left after the later parts' reserve; the
+# CHECK_TIME_LIMIT=560 (seconds: each part gets at most its cap and what is left after the later parts' reserve; the
 # resume runs only with over 150 s left).
 # What comes back in $OUT (7 files): multigpu.json (every number below), bench_1gpu.log, bench_2gpu.log, build_3b.log,
 # fsdp_train.log, fsdp_load.log, fsdp_resume.log.
 set -uo pipefail
 export OUT=${OUT:-$PWD/multigpu_out}; mkdir -p "$OUT"
 source tools/gpu_env.sh   # carried wheels and kernels, offline environment
-start=$(date +%s); left() { echo $(( ${CHECK_TIME_LIMIT:-520} - ($(date +%s) - start) )); }
+start=$(date +%s); left() { echo $(( ${CHECK_TIME_LIMIT:-560} - ($(date +%s) - start) )); }
 budget() { local b=$(( $(left) - $2 )); [ $b -gt $1 ] && b=$1; [ $b -lt 10 ] && b=10; echo $b; }   # CAP seconds, RESERVE left for what follows
 W=/tmp/multigpu; rm -rf $W; mkdir -p $W
 TEXT="--set data.path=data/python_docs/train --set pretrained_tokenizer=data/python_docs/tokenizer"
@@ -28,11 +28,11 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 
 # (a) tokens/s on 1 and 2 GPUs (the 1-GPU run goes first and pays the fresh machine's compiling and autotuning, ~80-110 s)
 BENCH="-m lengen.bench --train-loop mamba2_85m_lengen_pile_vpad $TEXT --steps ${BENCH_STEPS:-60}"
-CUDA_VISIBLE_DEVICES=0 timeout $(budget 220 400) python3 $BENCH --out $W/bench_1gpu.json > $OUT/bench_1gpu.log 2>&1; echo "bench 1 GPU: rc=$?"
-timeout $(budget 120 330) $TR --local-ranks-filter=0 $BENCH > $OUT/bench_2gpu.log 2>&1; echo "bench 2 GPUs: rc=$?"   # rank 0's output: its JSON
+CUDA_VISIBLE_DEVICES=0 timeout $(budget 220 240) python3 $BENCH --out $W/bench_1gpu.json > $OUT/bench_1gpu.log 2>&1; echo "bench 1 GPU: rc=$?"
+timeout $(budget 120 180) $TR --local-ranks-filter=0 $BENCH > $OUT/bench_2gpu.log 2>&1; echo "bench 2 GPUs: rc=$?"   # rank 0's output: its JSON
 
 # (b) FSDP on a random SmolLM3-3B-shaped model
-timeout $(budget 90 260) python3 - > $OUT/build_3b.log 2>&1 <<'EOF'
+timeout $(budget 90 150) python3 - > $OUT/build_3b.log 2>&1 <<'EOF'
 import torch
 from transformers import SmolLM3Config, SmolLM3ForCausalLM
 torch.manual_seed(0)
@@ -46,7 +46,7 @@ SMOL=(+experiment=smollm3_3b_swa_8K_vpad_scaled model_name_or_path=$W/smollm3_3b
       output_dir=$W/smol3b fsdp.enabled=true gradient_accumulation_steps=2 save_steps=${FSDP_STEPS:-3}
       save_total_limit=null logging_steps=1 schedule.warmup_steps=1 wandb.enabled=false
       ${SMOL_ATTN:+attn_implementation=$SMOL_ATTN} ${SMOL_EXTRA:-})
-timeout $(budget 300 170) $TR -m lengen.distributed $W/smol3b/rows "${SMOL[@]}" max_steps=${FSDP_STEPS:-3} > $OUT/fsdp_train.log 2>&1
+timeout $(budget 300 40) $TR -m lengen.distributed $W/smol3b/rows "${SMOL[@]}" max_steps=${FSDP_STEPS:-3} > $OUT/fsdp_train.log 2>&1
 echo "FSDP train: rc=$?"
 timeout $(budget 150 20) python3 - > $OUT/fsdp_load.log 2>&1 <<'EOF'
 import json, os, torch
