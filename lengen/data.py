@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_data.ipynb #3d578f7f
 from __future__ import annotations
-import random, string
+import itertools, random, string
 from pathlib import Path
 
 import torch
@@ -14,11 +14,11 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['COPY_SPECIALS', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels', 'CopyTaskDataset',
-           'padding_collator', 'copy_example_length', 'copy_row_length', 'pack_documents', 'PackedTextDataset',
-           'help_topics_texts', 'small_bpe_tokenizer', 'build_tokenizer', 'packed_text', 'load_local_documents',
-           'load_text_dataset', 'PackedRows', 'packed_rows_collator', 'packed_text_dataset', 'rank_and_world',
-           'stream_shard', 'build_train_dataset']
+__all__ = ['COPY_SPECIALS', 'STREAM_TOKENIZE_BATCH', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels',
+           'CopyTaskDataset', 'padding_collator', 'copy_example_length', 'copy_row_length', 'pack_documents',
+           'PackedTextDataset', 'help_topics_texts', 'small_bpe_tokenizer', 'build_tokenizer', 'packed_text',
+           'load_local_documents', 'load_text_dataset', 'PackedRows', 'packed_rows_collator', 'packed_text_dataset',
+           'rank_and_world', 'stream_shard', 'build_train_dataset']
 
 # %% ../nbs/05_data.ipynb #2700ed56
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -122,14 +122,22 @@ def _row(ids, seq, doc_masking):
     return row
 
 # %% ../nbs/05_data.ipynb #683d3847
+STREAM_TOKENIZE_BATCH = 256   # documents of a stream tokenized in one call
+
 class PackedTextDataset(torch.utils.data.IterableDataset):
-    "Tokenize and pack the documents of a `datasets` dataset (map-style or streaming) on the fly."
+    "Tokenize (in batches) and pack the documents of a `datasets` dataset (map-style or streaming) on the fly."
     def __init__(self, ds, tokenizer, data_cfg): self.ds, self.tok, self.cfg = ds, tokenizer, data_cfg
-    def _docs(self):
+    def _texts(self):
+        "This data-loader worker's documents: a streamed `datasets` dataset gives each worker its own files; others every n-th."
+        import datasets
         info = torch.utils.data.get_worker_info()
-        k, n = (info.id, info.num_workers) if info else (0, 1)
+        splits_itself = isinstance(self.ds, datasets.IterableDataset) and isinstance(self.ds, torch.utils.data.IterableDataset)
         for i, ex in enumerate(self.ds):
-            if i % n == k: yield self.tok(ex[self.cfg.text_column], add_special_tokens=False)["input_ids"]
+            if info is None or splits_itself or i % info.num_workers == info.id: yield ex[self.cfg.text_column]
+    def _docs(self):
+        texts = self._texts()
+        while batch := list(itertools.islice(texts, STREAM_TOKENIZE_BATCH)):
+            yield from self.tok(batch, add_special_tokens=False)["input_ids"]
     def __iter__(self):
         c = self.cfg
         return pack_documents(self._docs(), c.block_size, self.tok.eos_token_id, c.append_eos_between_docs,

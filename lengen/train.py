@@ -18,13 +18,17 @@ from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from .eval_io import write_json
 
 # %% auto #0
-__all__ = ['USAGE', 'SITES_USAGE', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume',
-           'LengenTrainer', 'generation_metrics', 'GenerationEvalCallback', 'cache_triton_autotuning', 'prepare_model',
-           'FirstStepTimer', 'run_training', 'train_summary', 'final_copy_eval', 'parse_argv', 'sites_report', 'main',
-           'sites_main']
+__all__ = ['USAGE', 'SITES_USAGE', 'data_workers', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints',
+           'resolve_resume', 'LengenTrainer', 'generation_metrics', 'GenerationEvalCallback', 'cache_triton_autotuning',
+           'prepare_model', 'FirstStepTimer', 'run_training', 'train_summary', 'final_copy_eval', 'parse_argv',
+           'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
+
+def data_workers(cfg) -> int:
+    "`dataloader_num_workers`, or by default 4 for a Hub stream (tokenized while training) and 0 for prepared rows."
+    return cfg.dataloader_num_workers if cfg.dataloader_num_workers is not None else (4 if _streamed(cfg) else 0)
 
 def training_arguments(cfg) -> TrainingArguments:
     "HF `TrainingArguments` for a run."
@@ -47,7 +51,7 @@ def training_arguments(cfg) -> TrainingArguments:
         lr_scheduler_kwargs=OmegaConf.to_container(s.kwargs), logging_steps=cfg.logging_steps,
         save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit, seed=cfg.seed,
         data_seed=cfg.data.shuffle_seed, bf16=cfg.bf16, report_to=report,
-        run_name=cfg.wandb.run_name or Path(cfg.output_dir).name, dataloader_num_workers=cfg.dataloader_num_workers,
+        run_name=cfg.wandb.run_name or Path(cfg.output_dir).name, dataloader_num_workers=data_workers(cfg),
         remove_unused_columns=False, ddp_find_unused_parameters=False, use_cpu=not torch.cuda.is_available(),
         logging_nan_inf_filter=False,   # the filter reads every micro-batch's loss on the host: a GPU sync each time
         accelerator_config={"non_blocking": True,   # batches go to the GPU from pinned memory without waiting for it
