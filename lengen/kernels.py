@@ -13,8 +13,8 @@ from .config import KERNEL_SWITCHES, ConfigError
 
 # %% auto #0
 __all__ = ['KERNEL_MODEL_TYPES', 'MAMBA2_BACKBONE_ARGS', 'FUSED_LOSS_FORWARDS', 'kernel_switches', 'kernels_unavailable',
-           'check_kernels', 'Kernels', 'rms_norm_forward', 'rms_norms', 'swiglu_forward', 'with_globals', 'fused_loss',
-           'fused_loss_forward', 'mamba2_fused_loss_forward', 'apply_kernels']
+           'require_kernels', 'check_kernels', 'Kernels', 'rms_norm_forward', 'rms_norms', 'swiglu_forward',
+           'with_globals', 'fused_loss', 'fused_loss_forward', 'mamba2_fused_loss_forward', 'apply_kernels']
 
 # %% ../nbs/16_kernels.ipynb #59d800a2
 KERNEL_MODEL_TYPES = {"smollm3": KERNEL_SWITCHES,   # model type -> the kernels `apply_kernels` can swap into it
@@ -33,6 +33,15 @@ def kernels_unavailable() -> str|None:
     if torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1": return None
     return "there is no CUDA device, and Liger's kernels are Triton GPU kernels"
 
+def require_kernels():
+    "Refuse `kernels.liger` where Liger's kernels cannot run (`ConfigError`), saying how to run the shipped families without them."
+    why = kernels_unavailable()
+    if why: raise ConfigError("kernels.liger", True, "false here, or run on a CUDA GPU with triton and liger-kernel installed",
+                              hint=f"Liger's kernels cannot run in this process: {why}. The shipped SmolLM3 and Mamba2-1.3B "
+                              "runs turn them on, with a per-device batch that fits through the fused loss: with "
+                              "kernels.liger=false, also halve per_device_train_batch_size and double gradient_accumulation_steps.")
+
+
 # %% ../nbs/16_kernels.ipynb #a1081604
 def check_kernels(model:nn.Module, # the model the run trains
                   k, # the run's `kernels` group
@@ -49,9 +58,8 @@ def check_kernels(model:nn.Module, # the model the run trains
     if "swiglu" in kernel_switches(model, k) and act not in ("silu", "swish"):
         raise ConfigError("kernels.swiglu", True, f"false for this model's MLP activation {act!r}",
                           hint="Liger's SwiGLU kernel computes silu(g)·u.")
-    why = kernels_unavailable()
-    if why: raise ConfigError("kernels.liger", True, "false here, or run on a CUDA GPU with triton and liger-kernel "
-                              "installed", hint=f"Liger's kernels cannot run in this process: {why}.")
+    require_kernels()
+
 
 # %% ../nbs/16_kernels.ipynb #e867e83f
 class Kernels:

@@ -217,6 +217,9 @@ def run_training(cfg, # a composed, validated TrainingConfig
     from lengen.models import build_model
     cache_triton_autotuning()   # later runs on the machine skip autotuning
     set_seed(cfg.seed)
+    if cfg.kernels.liger:   # refused before a model is downloaded, not after
+        from lengen.kernels import require_kernels
+        require_kernels()
     tok = tokenizer or build_tokenizer(cfg)
     args = training_arguments(cfg)
     model = build_model(cfg, tok)
