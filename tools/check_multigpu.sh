@@ -32,14 +32,7 @@ CUDA_VISIBLE_DEVICES=0 timeout $(budget 220 240) python3 $BENCH --out $W/bench_1
 timeout $(budget 120 180) $TR --local-ranks-filter=0 $BENCH > $OUT/bench_2gpu.log 2>&1; echo "bench 2 GPUs: rc=$?"   # rank 0's output: its JSON
 
 # (b) FSDP on a random SmolLM3-3B-shaped model
-timeout $(budget 90 150) python3 - > $OUT/build_3b.log 2>&1 <<'EOF'
-import torch
-from transformers import SmolLM3Config, SmolLM3ForCausalLM
-torch.manual_seed(0)
-with torch.device("cuda"): model = SmolLM3ForCausalLM(SmolLM3Config())     # SmolLM3-3B's shape (the config's defaults)
-model.to(torch.bfloat16).save_pretrained("/tmp/multigpu/smollm3_3b_random")
-print("parameters:", sum(p.numel() for p in model.parameters()))
-EOF
+timeout $(budget 90 150) python3 tools/random_checkpoint.py smollm3-3b $W/smollm3_3b_random > $OUT/build_3b.log 2>&1
 echo "build 3B: rc=$?"
 SMOL=(+experiment=smollm3_3b_swa_8K_vpad_scaled model_name_or_path=$W/smollm3_3b_random revision=null
       pretrained_tokenizer=data/python_docs/tokenizer tokenizer_revision=null data.path=data/python_docs/train

@@ -16,14 +16,8 @@ OUT=${OUT:-$PWD/loop_out}; mkdir -p "$OUT"
 source tools/gpu_env.sh   # carried wheels and kernels, offline environment
 W=/tmp/train_loop; mkdir -p $W
 TEXT="--set data.path=data/python_docs/train --set pretrained_tokenizer=data/python_docs/tokenizer --set tokenizer_revision=null"
-random_checkpoint() {   # SHAPE DIR: a randomly initialised model of a lengen_bench shape, saved like a Hub checkpoint
-  [ -f "$2/config.json" ] || python3 -c "
-import sys, torch
-from transformers import AutoModelForCausalLM
-from lengen.bench import SHAPES
-torch.manual_seed(0)
-with torch.device('cuda'): model = AutoModelForCausalLM.from_config(SHAPES[sys.argv[1]](), dtype=torch.bfloat16)   # on the GPU: no CPU load beside a timed run
-model.save_pretrained(sys.argv[2])" "$1" "$2"
+random_checkpoint() {   # SHAPE DIR: a random model of a lengen_bench shape, saved once
+  [ -f "$2/config.json" ] || python3 tools/random_checkpoint.py "$1" "$2"
 }
 stage() {   # NAME EXPERIMENT [lengen_bench options...]
   local name=$1; shift
