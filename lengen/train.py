@@ -20,8 +20,8 @@ from .eval_io import write_json
 # %% auto #0
 __all__ = ['USAGE', 'SITES_USAGE', 'data_workers', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints',
            'resolve_resume', 'LengenTrainer', 'generation_metrics', 'GenerationEvalCallback', 'cache_triton_autotuning',
-           'prepare_model', 'FirstStepTimer', 'run_training', 'train_summary', 'final_copy_eval', 'parse_argv',
-           'sites_report', 'main', 'sites_main']
+           'refuse_data_parallel', 'prepare_model', 'FirstStepTimer', 'run_training', 'train_summary',
+           'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -170,6 +170,16 @@ def cache_triton_autotuning() -> int:
             if type(k) is Autotuner and not k.cache_results: k.cache_results, switched = True, switched + 1   # (type(): no proxy's __class__)
     return switched
 
+# %% ../nbs/08_train.ipynb #1db0232e
+def refuse_data_parallel(args, # the run's `TrainingArguments` (`n_gpu`: the GPUs this one process would drive)
+                        ):
+    "Refuse a run in which one process would drive several GPUs through `torch.nn.DataParallel`."
+    if args.n_gpu > 1:
+        raise ConfigError("visible GPUs", args.n_gpu, f"one per process: `torchrun --nproc-per-node={args.n_gpu} -m "
+                          "lengen.train ...` for data-parallel training, or one GPU with `CUDA_VISIBLE_DEVICES=0 lengen_train ...`",
+                          "A single process would get the HF Trainer's torch.nn.DataParallel (threads driving every GPU): "
+                          "slower than torchrun's data parallelism, and unsafe with Triton's autotuner.")
+
 # %% ../nbs/08_train.ipynb #63415864
 def prepare_model(model, cfg):
     "Swap in the run's kernels, attach its regularizers and compile blocks if asked; returns the regularizer handle (or None)."
@@ -222,6 +232,7 @@ def run_training(cfg, # a composed, validated TrainingConfig
         require_kernels()
     tok = tokenizer or build_tokenizer(cfg)
     args = training_arguments(cfg)
+    refuse_data_parallel(args)
     model = build_model(cfg, tok)
     prepare_model(model, cfg)
     with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache

@@ -31,6 +31,7 @@ set -uo pipefail
 OUT=${OUT:-$PWD/kernels_out}; mkdir -p "$OUT"
 STAGES=${STAGES:-nb b2 b4 8k m2}
 source tools/gpu_env.sh   # carried wheels and kernels, offline environment
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}   # one GPU: a process that sees several is refused (DataParallel)
 exec > >(tee -a "$OUT/check_kernels.log") 2>&1
 python3 -c "import torch, transformers, triton, liger_kernel, importlib.metadata as m; print('torch', torch.__version__, 'transformers', transformers.__version__, 'triton', triton.__version__, 'liger-kernel', m.version('liger-kernel'), torch.cuda.get_device_name())" || exit 1
 has() { [[ " $STAGES " == *" $1 "* ]]; }

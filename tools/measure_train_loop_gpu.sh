@@ -14,6 +14,7 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/loop_out}; mkdir -p "$OUT"
 source tools/gpu_env.sh   # carried wheels and kernels, offline environment
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}   # one GPU: a process that sees several is refused (DataParallel)
 W=/tmp/train_loop; mkdir -p $W
 TEXT="--set data.path=data/python_docs/train --set pretrained_tokenizer=data/python_docs/tokenizer --set tokenizer_revision=null"
 random_checkpoint() {   # SHAPE DIR: a random model of a lengen_bench shape, saved once
