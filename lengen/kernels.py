@@ -13,8 +13,9 @@ from .config import KERNEL_SWITCHES, ConfigError
 
 # %% auto #0
 __all__ = ['KERNEL_MODEL_TYPES', 'MAMBA2_BACKBONE_ARGS', 'FUSED_LOSS_FORWARDS', 'kernel_switches', 'kernels_unavailable',
-           'require_kernels', 'check_kernels', 'Kernels', 'rms_norm_forward', 'rms_norms', 'swiglu_forward',
-           'with_globals', 'fused_loss', 'fused_loss_forward', 'mamba2_fused_loss_forward', 'apply_kernels']
+           'require_kernels', 'check_kernels', 'Kernels', 'rms_norm_forward', 'rms_norms', 'liger_rms_norm',
+           'liger_rms_norm_backward', 'swiglu_forward', 'with_globals', 'fused_loss', 'fused_loss_forward',
+           'mamba2_fused_loss_forward', 'apply_kernels']
 
 # %% ../nbs/16_kernels.ipynb #59d800a2
 KERNEL_MODEL_TYPES = {"smollm3": KERNEL_SWITCHES,   # model type -> the kernels `apply_kernels` can swap into it
@@ -86,6 +87,7 @@ class Kernels:
 def rms_norm_forward(norm:nn.Module, # a SmolLM3RMSNorm or Mamba2RMSNorm (weight, variance_epsilon)
                      x:torch.Tensor):
     "The RMSNorm through Liger's kernel: float32 statistics, `weight * normalized.to(x.dtype)`."
+    if torch.compiler.is_compiling(): return liger_rms_norm(x, norm.weight, norm.variance_epsilon)[0]   # see below
     from liger_kernel.ops import LigerRMSNormFunction
     return LigerRMSNormFunction.apply(x, norm.weight, norm.variance_epsilon, 0.0, "llama", False, None)
 
@@ -96,6 +98,35 @@ def rms_norms(model:nn.Module, # a SmolLM3 or Mamba2 model
     from lengen.dropout import FAMILIES, decoder_blocks, model_family
     fam = FAMILIES[model_family(model)]
     return [*(b.get_submodule(n) for b in decoder_blocks(model) for n in fam.norms), model.base_model.get_submodule(fam.final_norm)]
+
+# %% ../nbs/16_kernels.ipynb #0d99ca97
+@torch.library.custom_op("lengen::liger_rms_norm", mutates_args=())
+def liger_rms_norm(x:torch.Tensor, # the rows to normalize (..., d)
+                   weight:torch.Tensor, # the norm's weight (d,)
+                   eps:float) -> tuple[torch.Tensor, torch.Tensor]:
+    "Liger's RMSNorm forward as one op for the compiler: the output (`x`'s dtype) and each row's float32 inverse RMS."
+    from liger_kernel.ops.rms_norm import rms_norm_forward as liger_forward
+    y, _, rstd, *_ = liger_forward(x.contiguous(), weight, eps, 0.0, "llama", None)
+    return y, rstd
+
+@liger_rms_norm.register_fake
+def _(x, weight, eps): return x.new_empty(x.shape), x.new_empty(x.numel() // x.shape[-1], dtype=torch.float32)
+
+@torch.library.custom_op("lengen::liger_rms_norm_backward", mutates_args=())
+def liger_rms_norm_backward(dy:torch.Tensor, x:torch.Tensor, weight:torch.Tensor, rstd:torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    "The gradients of `liger_rms_norm` for `x` and `weight`, from Liger's backward kernel."
+    from liger_kernel.ops.rms_norm import _str_to_casting_mode, rms_norm_backward
+    from liger_kernel.ops.utils import calculate_settings
+    block, warps = calculate_settings(x.shape[-1])
+    return rms_norm_backward(dy.contiguous(), x.contiguous().view(-1, x.shape[-1]), weight, rstd, 0.0,
+                             _str_to_casting_mode["llama"], block, warps, False, None)
+
+@liger_rms_norm_backward.register_fake
+def _(dy, x, weight, rstd): return dy.new_empty(dy.shape), weight.new_empty(weight.shape)
+
+def _save_inputs(ctx, inputs, output): ctx.save_for_backward(inputs[0], inputs[1], output[1])
+def _rms_norm_grads(ctx, dy, _drstd): return *liger_rms_norm_backward(dy, *ctx.saved_tensors), None
+liger_rms_norm.register_autograd(_rms_norm_grads, setup_context=_save_inputs)
 
 # %% ../nbs/16_kernels.ipynb #5a2d2e49
 def swiglu_forward(mlp:nn.Module, # a SmolLM3MLP (gate_proj, up_proj, down_proj)

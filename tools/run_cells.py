@@ -1,5 +1,6 @@
 """Run a notebook's code cells in order in one namespace, the `gpu`-flagged ones included, printing each cell's last
-expression — nbdev's test runner for a machine without nbdev (the GPU machine). Exits 1 at the first failing cell.
+expression — nbdev's test runner for a machine without nbdev (the GPU machine). A failing cell is reported and the
+rest still run (one GPU call tells about every cell); exits 1 if any failed.
 
     python tools/run_cells.py nbs/04b_cuda_graphs.ipynb [--skip slow] [--skip-cells 11 12] > gpu_cells.txt
 """
@@ -21,15 +22,16 @@ def main(argv=None) -> int:
     p.add_argument("--skip-cells", nargs="*", type=int, default=[], help="cell indices skipped (e.g. CPU-only demos)")
     a = p.parse_args(argv)
     ns = {"__name__": "__main__"}
+    failed = []
     for i, c in enumerate(json.load(open(a.notebook))["cells"]):
         src = "".join(c["source"])
         if c["cell_type"] != "code" or "nbdev_export" in src or cell_flags(src) & set(a.skip) or i in a.skip_cells: continue
         t0 = time.perf_counter()
         try: out = run_cell(src, ns)
         except Exception:
-            print(f"--- cell {i} FAILED\n{src}\n"); traceback.print_exc(); return 1
+            print(f"--- cell {i} FAILED\n{src}\n", flush=True); traceback.print_exc(); sys.stderr.flush(); failed.append(i); continue
         if out is not None: print(f"--- cell {i} ({time.perf_counter() - t0:.1f} s)\n{out!r}", flush=True)
-    print("all cells passed"); return 0
+    print(f"failed cells: {failed}" if failed else "all cells passed"); return 1 if failed else 0
 
 
 if __name__ == "__main__": sys.exit(main())
