@@ -87,7 +87,8 @@ class Kernels:
 def rms_norm_forward(norm:nn.Module, # a SmolLM3RMSNorm or Mamba2RMSNorm (weight, variance_epsilon)
                      x:torch.Tensor):
     "The RMSNorm through Liger's kernel: float32 statistics, `weight * normalized.to(x.dtype)`."
-    if torch.compiler.is_compiling(): return liger_rms_norm(x, norm.weight, norm.variance_epsilon)[0]   # see below
+    if torch.compiler.is_compiling():   # the registered op (`liger_rms_norm`, below), reached through torch.ops
+        return torch.ops.lengen.liger_rms_norm(x, norm.weight, norm.variance_epsilon)[0]
     from liger_kernel.ops import LigerRMSNormFunction
     return LigerRMSNormFunction.apply(x, norm.weight, norm.variance_epsilon, 0.0, "llama", False, None)
 
