@@ -176,7 +176,8 @@ def refuse_data_parallel(args, # the run's `TrainingArguments` (`n_gpu`: the GPU
     "Refuse a run in which one process would drive several GPUs through `torch.nn.DataParallel`."
     if args.n_gpu > 1:
         raise ConfigError("visible GPUs", args.n_gpu, f"one per process: `torchrun --nproc-per-node={args.n_gpu} -m "
-                          "lengen.train ...` for data-parallel training, or one GPU with `CUDA_VISIBLE_DEVICES=0 lengen_train ...`",
+                          "lengen.train ...` for data-parallel training, or one GPU with `CUDA_VISIBLE_DEVICES=0 lengen_train ...` "
+                          "(in a notebook: set CUDA_VISIBLE_DEVICES before torch is imported)",
                           "A single process would get the HF Trainer's torch.nn.DataParallel (threads driving every GPU): "
                           "slower than torchrun's data parallelism, and unsafe with Triton's autotuner.")
 
