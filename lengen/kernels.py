@@ -4,7 +4,7 @@
 
 # %% ../nbs/16_kernels.ipynb #86bfbc9d
 from __future__ import annotations
-import inspect, os, types
+import functools, inspect, os, types
 
 import torch
 from torch import nn
@@ -137,10 +137,11 @@ def swiglu_forward(mlp:nn.Module, # a SmolLM3MLP (gate_proj, up_proj, down_proj)
     return mlp.down_proj(LigerSiLUMulFunction.apply(mlp.gate_proj(x), mlp.up_proj(x), 1.0, 1.0))
 
 # %% ../nbs/16_kernels.ipynb #1f675838
+@functools.cache
 def with_globals(fn, # a function (decorators such as `deprecate_kwarg` are unwrapped)
                  **names, # global name -> what the copy sees instead
                 ):
-    "A copy of `fn` that reads `names` instead of its module's globals of the same names."
+    "A copy of `fn` that reads `names` instead of its module's globals of the same names (one copy per `fn` and `names`)."
     raw = inspect.unwrap(fn)
     missing = [n for n in names if n not in raw.__code__.co_names]
     if missing: raise RuntimeError(

@@ -4,7 +4,7 @@ rest still run (one GPU call tells about every cell); exits 1 if any failed.
 
     python tools/run_cells.py nbs/04b_cuda_graphs.ipynb [--skip slow] [--skip-cells 11 12] > gpu_cells.txt
 """
-import argparse, ast, json, sys, time, traceback
+import argparse, ast, json, sys, time, traceback, types
 
 
 def cell_flags(src:str) -> set[str]:
@@ -21,7 +21,8 @@ def main(argv=None) -> int:
     p.add_argument("notebook"); p.add_argument("--skip", nargs="*", default=["slow"], help="flags whose cells are skipped")
     p.add_argument("--skip-cells", nargs="*", type=int, default=[], help="cell indices skipped (e.g. CPU-only demos)")
     a = p.parse_args(argv)
-    ns = {"__name__": "__main__"}
+    main_module = sys.modules["__main__"] = types.ModuleType("__main__")   # the cells' globals are `__main__`'s, as in
+    ns = vars(main_module)                                                 # Jupyter: TorchDynamo guards look globals up there
     failed = []
     for i, c in enumerate(json.load(open(a.notebook))["cells"]):
         src = "".join(c["source"])
