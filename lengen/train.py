@@ -198,6 +198,7 @@ def prepare_model(model, cfg):
     torch._dynamo.config.disable = cfg.compile.disable_dynamo
     if cfg.compile.torch_compile:
         from lengen.dropout import decoder_blocks
+        torch._dynamo.config.skip_nnmodule_hook_guards = False   # a model whose hooks differ gets its own graph (below)
         for block in decoder_blocks(model): block.compile(backend=cfg.compile.backend)
     if cfg.compile.cuda_graphs:   # (torch_compile and gradient checkpointing beside it are refused by validate_config)
         from lengen.cuda_graphs import graph_blocks
