@@ -20,7 +20,7 @@ from .eval_io import write_json
 # %% auto #0
 __all__ = ['USAGE', 'SITES_USAGE', 'data_workers', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints',
            'resolve_resume', 'LengenTrainer', 'generation_metrics', 'GenerationEvalCallback', 'cache_triton_autotuning',
-           'refuse_data_parallel', 'prepare_model', 'FirstStepTimer', 'run_training', 'train_summary',
+           'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'run_training', 'train_summary',
            'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
@@ -181,12 +181,26 @@ def refuse_data_parallel(args, # the run's `TrainingArguments` (`n_gpu`: the GPU
                           "A single process would get the HF Trainer's torch.nn.DataParallel (threads driving every GPU): "
                           "slower than torchrun's data parallelism, and unsafe with Triton's autotuner.")
 
+# %% ../nbs/08_train.ipynb #be6c7612
+def check_compile(model, # the model the run trains
+                  cfg, # the run's TrainingConfig
+                 ):
+    "Refuse `compile.torch_compile` for a Mamba2 where `mamba_ssm`'s fused kernels would otherwise run (`ConfigError`)."
+    if not (cfg.compile.torch_compile and model.config.model_type == "mamba2" and torch.cuda.is_available()): return
+    from lengen.mamba2 import mamba2_kernel_path
+    if mamba2_kernel_path()["fused"]:
+        raise ConfigError("compile.torch_compile", True, "false for Mamba2 models where mamba_ssm's fused kernels run",
+                          "Under torch.compile transformers' Mamba2 traces its PyTorch reference scan instead of calling "
+                          "mamba_ssm's fused kernels: slower, and inductor (torch 2.11) fails on that scan's chunked cumsum. "
+                          "Train Mamba2 eagerly: mamba_ssm's kernels, with kernels.liger=true for its RMSNorms and loss, are the fast path.")
+
 # %% ../nbs/08_train.ipynb #63415864
 def prepare_model(model, cfg):
     "Swap in the run's kernels, attach its regularizers and compile blocks if asked; returns the regularizer handle (or None)."
     if cfg.data.use_doc_masking and model.config.model_type == "mamba2":
         raise ConfigError("data.use_doc_masking", True, "false for Mamba2 (transformers' Mamba2 does not pass document "
                           "boundaries to its kernels, so packed documents would silently see each other)")
+    check_compile(model, cfg)
     model.config.use_cache = False   # training needs no KV cache, and packed-document masks are only built without one
     if cfg.kernels.liger:   # first: the regularizers hook modules, compile traces the forwards the kernels swap in
         from lengen.kernels import apply_kernels
