@@ -1,5 +1,5 @@
 """Run every notebook through nbdev's own test runner (one pytest test per notebook), and the papermill experiment."""
-import json
+import json, warnings
 from configparser import ConfigParser
 from pathlib import Path
 
@@ -12,8 +12,20 @@ cfg = ConfigParser(); cfg.read(ROOT / "settings.ini")
 SKIP_FLAGS = cfg["DEFAULT"]["tst_flags"].split()       # `slow` and `gpu` cells are skipped, as in nbdev_test
 
 
+@pytest.fixture
+def fresh_dynamo():
+    "TorchDynamo's caches and settings as a new process has them (one notebook's compiled models count toward the next's recompile limits)."
+    import torch
+    saved = torch._dynamo.config.get_config_copy()
+    torch._dynamo.reset()
+    yield
+    with warnings.catch_warnings():   # the copy holds deprecated keys, which warn when set back
+        warnings.simplefilter("ignore", FutureWarning)
+        torch._dynamo.config.load_config(saved)
+
+
 @pytest.mark.parametrize("nb", NBS, ids=lambda p: p.stem)
-def test_notebook(nb):
+def test_notebook(nb, fresh_dynamo):
     ok, _ = nbt.test_nb(nb, skip_flags=SKIP_FLAGS)
     assert ok, f"{nb.name} failed (traceback above)"
 
