@@ -42,7 +42,6 @@ def require_kernels():
                               "runs turn them on, with a per-device batch that fits through the fused loss: with "
                               "kernels.liger=false, also halve per_device_train_batch_size and double gradient_accumulation_steps.")
 
-
 # %% ../nbs/16_kernels.ipynb #a1081604
 def check_kernels(model:nn.Module, # the model the run trains
                   k, # the run's `kernels` group
@@ -60,7 +59,6 @@ def check_kernels(model:nn.Module, # the model the run trains
         raise ConfigError("kernels.swiglu", True, f"false for this model's MLP activation {act!r}",
                           hint="Liger's SwiGLU kernel computes silu(g)·u.")
     require_kernels()
-
 
 # %% ../nbs/16_kernels.ipynb #e867e83f
 class Kernels:
@@ -84,13 +82,15 @@ class Kernels:
     def __repr__(self): return f"Kernels({', '.join(self.switches) or 'none'}; {len(self._undo)} forwards swapped)"
 
 # %% ../nbs/16_kernels.ipynb #38b233d1
+_NORM_OFFSET, _NORM_CASTING = 0.0, "llama"   # the stock norms' arithmetic in Liger's terms: no weight offset, `llama` casting
+
 def rms_norm_forward(norm:nn.Module, # a SmolLM3RMSNorm or Mamba2RMSNorm (weight, variance_epsilon)
                      x:torch.Tensor):
     "The RMSNorm through Liger's kernel: float32 statistics, `weight * normalized.to(x.dtype)`."
     if torch.compiler.is_compiling():   # the registered op (`liger_rms_norm`, below), reached through torch.ops
         return torch.ops.lengen.liger_rms_norm(x, norm.weight, norm.variance_epsilon)[0]
     from liger_kernel.ops import LigerRMSNormFunction
-    return LigerRMSNormFunction.apply(x, norm.weight, norm.variance_epsilon, 0.0, "llama", False, None)
+    return LigerRMSNormFunction.apply(x, norm.weight, norm.variance_epsilon, _NORM_OFFSET, _NORM_CASTING, False, None)
 
 # %% ../nbs/16_kernels.ipynb #c692ba78
 def rms_norms(model:nn.Module, # a SmolLM3 or Mamba2 model
@@ -107,7 +107,7 @@ def liger_rms_norm(x:torch.Tensor, # the rows to normalize (..., d)
                    eps:float) -> tuple[torch.Tensor, torch.Tensor]:
     "Liger's RMSNorm forward as one op for the compiler: the output (`x`'s dtype) and each row's float32 inverse RMS."
     from liger_kernel.ops.rms_norm import rms_norm_forward as liger_forward
-    y, _, rstd, *_ = liger_forward(x.contiguous(), weight, eps, 0.0, "llama", None)
+    y, _, rstd, *_ = liger_forward(x.contiguous(), weight, eps, _NORM_OFFSET, _NORM_CASTING, None)
     return y, rstd
 
 @liger_rms_norm.register_fake
@@ -119,8 +119,8 @@ def liger_rms_norm_backward(dy:torch.Tensor, x:torch.Tensor, weight:torch.Tensor
     from liger_kernel.ops.rms_norm import _str_to_casting_mode, rms_norm_backward
     from liger_kernel.ops.utils import calculate_settings
     block, warps = calculate_settings(x.shape[-1])
-    return rms_norm_backward(dy.contiguous(), x.contiguous().view(-1, x.shape[-1]), weight, rstd, 0.0,
-                             _str_to_casting_mode["llama"], block, warps, False, None)
+    return rms_norm_backward(dy.contiguous(), x.contiguous().view(-1, x.shape[-1]), weight, rstd, _NORM_OFFSET,
+                             _str_to_casting_mode[_NORM_CASTING], block, warps, False, None)
 
 @liger_rms_norm_backward.register_fake
 def _(dy, x, weight, rstd): return dy.new_empty(dy.shape), weight.new_empty(weight.shape)

@@ -13,8 +13,8 @@
 #   nb  every code cell of nbs/16_kernels.ipynb through tools/run_cells.py: the CPU tests, now on CUDA with the compiled
 #       kernels, and the `#| gpu` cells (bf16 loss and gradients against stock, with and without torch.compile, logits
 #       after save/load, a tiny lengen_bench run; then for Mamba2 with mamba_ssm: loss and gradients against stock,
-#       with VPAD, with CUDA graphs, logits after save/load, tiny-mamba2 bench); each cell's last expression and the first failure go to
-#       kernels_notebook.txt
+#       with VPAD, with CUDA graphs, the refusal of torch.compile, logits after save/load, tiny-mamba2 bench); each cell's
+#       last expression and every failure go to kernels_notebook.txt
 #   b2  smollm3-3b, 4096 x batch 2: stock, Liger, Liger without fused linear CE, and the smollm3_3b_swa_cpt_vpad setting
 #       (SWA 1024 through window_sdpa, packed documents, VPAD at the norms) without and with Liger
 #   b4  smollm3-3b, 4096 x batch 4: the swa_cpt_vpad setting with Liger, with and without fused linear CE
@@ -36,7 +36,7 @@ exec > >(tee -a "$OUT/check_kernels.log") 2>&1
 python3 -c "import torch, transformers, triton, liger_kernel, importlib.metadata as m; print('torch', torch.__version__, 'transformers', transformers.__version__, 'triton', triton.__version__, 'liger-kernel', m.version('liger-kernel'), torch.cuda.get_device_name())" || exit 1
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 
-if has nb; then   # tools/run_cells.py: nbdev's test runner for a machine without nbdev; stops at the first failing cell
+if has nb; then   # tools/run_cells.py: nbdev's test runner for a machine without nbdev; reports every failing cell
   echo "== nbs/16_kernels.ipynb, gpu cells included"
   timeout 480 python3 tools/run_cells.py nbs/16_kernels.ipynb > "$OUT/kernels_notebook.txt" 2>&1
   echo "notebook: exit status $? (0: every cell passed)"; tail -25 "$OUT/kernels_notebook.txt"
