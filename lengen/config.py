@@ -71,6 +71,7 @@ class DataConfig:
     shuffle_seed: int = 42  # seed of the data shuffle
     text_column: str = "text"  # column holding the documents
     padded_examples: bool = False  # one example per padded row instead of packing (copy task)
+    pack_examples: bool = False  # with padded_examples: a batch's examples end to end in one row with sequence boundaries (Mamba2; same loss, no compute on padding)
     answer_loss_only: bool = False  # loss only on tokens after answer_sep
     answer_sep: str = "|"  # separator that starts the answer
     val_sets: List[str] = field(default_factory=list)  # in-training generation eval: local dataset dirs with prompt/answer columns
@@ -342,6 +343,9 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     check_window_kernel(cfg.window_kernel, cfg.attention_dropout.rate)
     _check_schedule(cfg.schedule.schedule_type)
     _check_data_source(cfg.data)
+    if cfg.data.pack_examples and not cfg.data.padded_examples:
+        raise ConfigError("data.pack_examples", True, "false, or true together with data.padded_examples=true",
+                          hint="Packing lays out a batch of separate examples (the copy task); packed text rows are already full.")
     check_fsdp(cfg)
     ct = cfg.data.copy_task
     if not 1 <= ct.alphabet_size <= 26: raise ConfigError("data.copy_task.alphabet_size", ct.alphabet_size, "1..26")

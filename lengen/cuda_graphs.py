@@ -8,14 +8,16 @@ import torch
 from torch import nn
 
 # %% auto #0
-__all__ = ['BlockGraphs', 'graph_blocks']
+__all__ = ['GRAPH_INPUTS', 'BlockGraphs', 'graph_blocks']
 
 # %% ../nbs/04b_cuda_graphs.ipynb #6caccc62
+GRAPH_INPUTS = ("attention_mask", "seq_idx")   # tensors a block takes besides the hidden states: the padding mask, packed examples' boundaries
+
 class _BlockCall(nn.Module):
     "A block as a function of tensors only, which is what `make_graphed_callables` captures."
-    def __init__(self, block:nn.Module, forward):
-        super().__init__(); self.block, self.eager = block, forward
-    def forward(self, hidden_states, attention_mask=None): return self.eager(hidden_states, attention_mask=attention_mask)
+    def __init__(self, block:nn.Module, forward, names:tuple):
+        super().__init__(); self.block, self.eager, self.names = block, forward, names
+    def forward(self, hidden_states, *tensors): return self.eager(hidden_states, **dict(zip(self.names, tensors)))
 
 class BlockGraphs:
     "A Mamba2 block's `forward` that replays CUDA graphs of the training step, one per input shape."
@@ -25,23 +27,24 @@ class BlockGraphs:
     def eligible(self, hidden_states, kwargs) -> bool:
         "Whether this call can replay a graph: training with gradients, on CUDA, no cache, not already capturing."
         return (self.block.training and torch.is_grad_enabled() and hidden_states.is_cuda and not torch.cuda.is_current_stream_capturing()
-                and all(v is None for v in kwargs.values()))   # cache / cache_params / cache_position (names differ across versions)
+                and all(v is None for k, v in kwargs.items() if k not in GRAPH_INPUTS))   # cache / cache_params / cache_position (names differ across versions)
 
-    def __call__(self, hidden_states, attention_mask=None, **kwargs):
-        if not self.eligible(hidden_states, kwargs): return self.eager(hidden_states, attention_mask=attention_mask, **kwargs)
-        args = (hidden_states,) if attention_mask is None else (hidden_states, attention_mask)
+    def __call__(self, hidden_states, **kwargs):
+        if not self.eligible(hidden_states, kwargs): return self.eager(hidden_states, **kwargs)
+        names = tuple(k for k in GRAPH_INPUTS if kwargs.get(k) is not None)
+        args = (hidden_states, *(kwargs[k] for k in names))
         amp = torch.get_autocast_dtype("cuda") if torch.is_autocast_enabled("cuda") else None
-        key = (*((a.shape, a.dtype, a.requires_grad) for a in args), amp)
+        key = (names, *((a.shape, a.dtype, a.requires_grad) for a in args), amp)
         if key not in self.graphs:
-            if len(self.graphs) >= self.max_shapes: return self.eager(hidden_states, attention_mask=attention_mask, **kwargs)
-            self.graphs[key] = self.capture(args, amp)
+            if len(self.graphs) >= self.max_shapes: return self.eager(hidden_states, **kwargs)
+            self.graphs[key] = self.capture(names, args, amp)
         return self.graphs[key](*args)
 
-    def capture(self, args:tuple, amp:torch.dtype|None) -> nn.Module:
-        "Warm up and capture the block's forward and backward for inputs shaped like `args`."
+    def capture(self, names:tuple, args:tuple, amp:torch.dtype|None) -> nn.Module:
+        "Warm up and capture the block's forward and backward for inputs shaped like `args` (hidden states, then `names`)."
         samples = tuple(a.detach().clone().requires_grad_(a.requires_grad) for a in args)
         with torch.autocast("cuda", dtype=amp or torch.bfloat16, enabled=amp is not None, cache_enabled=False):
-            return torch.cuda.make_graphed_callables(_BlockCall(self.block, self.eager), samples, num_warmup_iters=3)
+            return torch.cuda.make_graphed_callables(_BlockCall(self.block, self.eager, names), samples, num_warmup_iters=3)
 
 # %% ../nbs/04b_cuda_graphs.ipynb #d9dde8ed
 def graph_blocks(model:nn.Module, # a Mamba2 model
@@ -52,7 +55,7 @@ def graph_blocks(model:nn.Module, # a Mamba2 model
     from lengen.dropout import decoder_blocks
     if model.config.model_type != "mamba2":
         raise ConfigError("compile.cuda_graphs", True, f"false for {model.config.model_type!r} models (CUDA graphs are "
-                          "implemented for Mamba2 blocks, whose inputs are the hidden states and the padding mask)")
+                          "implemented for Mamba2 blocks, whose inputs are the hidden states and the padding mask or packed-example boundaries)")
     for block in decoder_blocks(model):
         if not isinstance(block.forward, BlockGraphs): block.forward = BlockGraphs(block, max_shapes)
     return model

@@ -19,9 +19,9 @@ from .eval_io import write_json
 
 # %% auto #0
 __all__ = ['USAGE', 'SITES_USAGE', 'data_workers', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints',
-           'resolve_resume', 'LengenTrainer', 'generation_metrics', 'GenerationEvalCallback', 'cache_triton_autotuning',
-           'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'run_training', 'train_summary',
-           'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
+           'resolve_resume', 'LengenTrainer', 'generation_metrics', 'eval_curve', 'GenerationEvalCallback',
+           'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer',
+           'run_training', 'train_summary', 'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -129,14 +129,14 @@ class LengenTrainer(Trainer):
 
 # %% ../nbs/08_train.ipynb #18a5f45e
 def generation_metrics(model, tokenizer, cfg) -> dict:
-    "The `data.eval_metric` of the copy sweep and of each val set (`data.val_max_samples` each), for logging."
-    from lengen.evaluate import evaluate_copy, score_examples
+    "Every metric of the copy sweep at each length, and the `data.eval_metric` of each val set (`data.val_max_samples` each), for logging."
+    from lengen.evaluate import METRICS, evaluate_copy, score_examples
     d, m, out = cfg.data, cfg.data.eval_metric, {}
     n = d.val_max_samples
     if d.synthetic == "copy":
         ct = d.copy_task
         for r in evaluate_copy(model, tokenizer, ct.eval_lengths, n, ct.alphabet_size, ct.eval_seed, d.val_batch_size, progress=False):
-            out[f"copy/{m}@{r['length']}"] = r[m]
+            out.update({f"copy/{k}@{r['length']}": r[k] for k in METRICS})
     for path in d.val_sets:
         import datasets
         ds = datasets.load_from_disk(path)
@@ -146,6 +146,15 @@ def generation_metrics(model, tokenizer, cfg) -> dict:
                             tokenizer.eos_token_id, tokenizer.pad_token_id, d.val_batch_size)
         out[f"{Path(path).name}/{m}"] = sum(s[m] for s in sc) / len(sc)
     return out
+
+def eval_curve(log_history:list[dict], # the Trainer's `state.log_history`
+               cfg) -> dict:
+    "The copy metrics logged during training: one row per evaluation and string length (`eval_curve.json`)."
+    from lengen.evaluate import METRICS
+    lengths = cfg.data.copy_task.eval_lengths
+    rows = [{"step": h["step"], "length": L, "n": cfg.data.val_max_samples, **{m: h[f"copy/{m}@{L}"] for m in METRICS}}
+            for h in log_history for L in lengths if f"copy/{METRICS[0]}@{L}" in h]
+    return {"metrics": list(METRICS), "rows": rows}
 
 class GenerationEvalCallback(TrainerCallback):
     "Every `every` steps, log `generation_metrics` through the trainer."
@@ -205,6 +214,10 @@ def prepare_model(model, cfg):
     if cfg.kernels.liger:   # first: the regularizers hook modules, compile traces the forwards the kernels swap in
         from lengen.kernels import apply_kernels
         apply_kernels(model, cfg)
+    if cfg.data.pack_examples:   # after the kernels (their loss serves packed batches too), before graphs (which take seq_idx)
+        from lengen.kernels import fused_loss
+        from lengen.packed import apply_packed_examples
+        apply_packed_examples(model, fused_loss if cfg.kernels.liger and cfg.kernels.fused_linear_cross_entropy else None)
     handle = None
     if cfg.dropout.rate > 0 or cfg.residual_dropout.rate > 0 or cfg.attention_dropout.rate > 0:
         from lengen.dropout import apply_regularizers
@@ -216,7 +229,7 @@ def prepare_model(model, cfg):
         for block in decoder_blocks(model): block.compile(backend=cfg.compile.backend)
     if cfg.compile.cuda_graphs:   # (torch_compile and gradient checkpointing beside it are refused by validate_config)
         from lengen.cuda_graphs import graph_blocks
-        graph_blocks(model)
+        graph_blocks(model, max_shapes=8 if cfg.data.pack_examples else 2)   # packed streams come in a few lengths
     return handle
 
 class FirstStepTimer(TrainerCallback):
@@ -229,9 +242,11 @@ class FirstStepTimer(TrainerCallback):
                   "autotuning; later steps are the speed)", flush=True)
 
 def _collator(cfg, tokenizer):
-    "Copy-task rows padded to the task's longest example (one shape all run), other padded examples per batch, packed rows as they are."
+    "Examples packed into one row (`data.pack_examples`), copy-task rows padded to the task's longest example (one shape all run), other padded examples per batch, packed text rows as they are."
     from lengen.data import copy_row_length, packed_rows_collator, padding_collator
+    from lengen.packed import packing_collator
     if not cfg.data.padded_examples: return packed_rows_collator
+    if cfg.data.pack_examples: return packing_collator(tokenizer.pad_token_id)
     return padding_collator(tokenizer, copy_row_length(cfg.data.copy_task) if cfg.data.synthetic == "copy" else None)
 
 def run_training(cfg, # a composed, validated TrainingConfig
@@ -268,6 +283,8 @@ def run_training(cfg, # a composed, validated TrainingConfig
     if trainer.is_world_process_zero():
         OmegaConf.save(cfg, Path(cfg.output_dir)/"lengen_config.yaml")
         write_json(train_summary(cfg, trainer.state.global_step, args.world_size, metrics), Path(cfg.output_dir)/"train_summary.json")
+        if cfg.data.synthetic == "copy" and cfg.eval_steps:
+            write_json(eval_curve(trainer.state.log_history, cfg), Path(cfg.output_dir)/"eval_curve.json")
         if cfg.data.synthetic == "copy": metrics.update(final_copy_eval(trainer.model, tok, cfg))
         if cfg.eval_extra.dataset_file:
             from lengen.eval_position import eval_extra_from_config

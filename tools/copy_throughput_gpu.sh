@@ -9,6 +9,10 @@
 #   evalt   seconds of the shipped copy evaluation (10 lengths to 1000, 100 strings each) of a random-init 45M model
 #   mpsN    N lengen_bench --train-loop processes at once under CUDA MPS (N = 2, 4, 6, 8, ...)
 #   plainN  the same without MPS
+#   cells   the `gpu` cells of nbs/04c_packed_examples.ipynb (packed vs padded loss and gradients, graphed) and of
+#           nbs/07b_greedy_decode.ipynb (the graphed greedy decoder against HF generate), through tools/run_cells.py
+#   pack    one run each with data.pack_examples=true (shipped) and =false, same seed: speed, and the logged loss at
+#           steps 50 and 500 of both (the loss curves must agree within bf16 noise)
 # Out ($OUT): one log per stage, the kernel tables, throughput.json (every stage's reports).
 set -uo pipefail
 OUT=${OUT:-$PWD/tp_out}; mkdir -p "$OUT"; L=/tmp/tp_logs; mkdir -p $L   # logs packed into $OUT/tp_logs.tgz at the end (8 files come back)
@@ -65,6 +69,11 @@ for bs in (64, 100):
         torch.cuda.synchronize(); print("batch", bs, dtype, "seconds", round(time.time() - t0, 1), [round(r["exact_match_accuracy"], 2) for r in rows], flush=True)
 PY
            echo "evalt rc=$?"; cat $L/evalt.log | tail -5 ;;
+    cells) for nb in nbs/04c_packed_examples.ipynb nbs/07b_greedy_decode.ipynb; do
+             [ -f $nb ] || continue; timeout 240 python3 tools/run_cells.py $nb > $L/cells_$(basename $nb .ipynb).txt 2>&1
+             echo "$nb: rc=$?"; tail -12 $L/cells_$(basename $nb .ipynb).txt; done ;;
+    pack)  for p in true false; do bench pack_$p $NOEVAL --set data.pack_examples=$p
+             grep -o "'loss': '[0-9.]*'" $L/pack_$p.log | sed -n '1p;10p' | tr '\n' ' '; echo "(loss at steps 50, 500: pack_examples=$p)"; done ;;
     mps*)   together ${s#mps} 1 ;;
     plain*) together ${s#plain} 0 ;;
   esac
