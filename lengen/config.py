@@ -18,12 +18,12 @@ from omegaconf.errors import OmegaConfBaseException
 
 # %% auto #0
 __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS',
-           'WINDOW_KERNEL_CHOICES', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig',
-           'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig',
-           'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig',
-           'EvalExtraConfig', 'FSDPConfig', 'TrainingConfig', 'config_reference', 'ConfigError', 'parse_layers',
-           'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp', 'register_schema',
-           'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases']
+           'WINDOW_KERNEL_CHOICES', 'COUNT_FIELDS', 'OPTIONAL_COUNT_FIELDS', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES',
+           'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig',
+           'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig',
+           'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig', 'TrainingConfig', 'config_reference',
+           'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp',
+           'register_schema', 'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases']
 
 # %% ../nbs/00_config.ipynb #4c7f0a94
 @dataclass
@@ -202,6 +202,7 @@ class TrainingConfig:
     attn_implementation: str = "sdpa"  # eager | sdpa | window_sdpa (lengen's: windows and packed documents at kernel speed) | flex_attention | flash_attention_2 | flash_attention_3
     window_kernel: str = "auto"  # window_sdpa's kernel for sliding layers: auto (cuDNN in training when cudnn-frontend is installed, else FlashAttention-2) | cudnn | fa2
     output_dir: str = "outputs/run"  # checkpoints go to output_dir/checkpoint-<step>
+    overwrite_output_dir: bool = False  # train into an output_dir that holds another run (its checkpoints and model are deleted first)
     save_steps: int = 1000  # checkpoint every n steps
     save_total_limit: Optional[int] = 2  # keep at most n checkpoints (None keeps all)
     logging_steps: int = 10  # log the loss every n steps
@@ -296,6 +297,12 @@ EVAL_METRICS = ("exact_match_accuracy", "token_accuracy", "teacher_forced_accura
 COEF_ACTIVATIONS = ("sigmoid", "softplus_shifted")
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "window_sdpa", "flex_attention", "flash_attention_2", "flash_attention_3")
 WINDOW_KERNEL_CHOICES = ("auto", "cudnn", "fa2")
+COUNT_FIELDS = ("max_steps", "save_steps", "logging_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
+                "data.block_size", "data.val_batch_size", "data.val_max_samples", "data.copy_task.num_train",
+                "data.copy_task.eval_samples", "eval_extra.max_length", "eval_extra.batch_size", "arch.hidden_size",
+                "arch.expand", "arch.num_heads", "arch.head_dim", "arch.state_size", "arch.n_groups", "arch.conv_kernel",
+                "arch.chunk_size", "arch.num_hidden_layers")   # counts that must be >= 1
+OPTIONAL_COUNT_FIELDS = ("eval_steps", "save_total_limit")   # None, or >= 1
 SYNTHETIC_TASKS = ("", "copy")
 KERNEL_SWITCHES = ("rms_norm", "swiglu", "rope", "fused_linear_cross_entropy")  # `kernels.*` beside `liger`
 
@@ -328,6 +335,15 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
                    ) -> DictConfig:
     "Check what types cannot express; raise `ConfigError` naming the field. Returns `cfg`."
     d = cfg.dropout
+    for key in COUNT_FIELDS: _check_count(key, OmegaConf.select(cfg, key))
+    for key in OPTIONAL_COUNT_FIELDS:
+        if OmegaConf.select(cfg, key) is not None: _check_count(key, OmegaConf.select(cfg, key), "null or ")
+    for key in ("schedule.warmup_steps", "dataloader_num_workers"):
+        if (OmegaConf.select(cfg, key) or 0) < 0: raise ConfigError(key, OmegaConf.select(cfg, key), "0 or more")
+    if not cfg.data.copy_task.eval_lengths or min(cfg.data.copy_task.eval_lengths) < 1:
+        raise ConfigError("data.copy_task.eval_lengths", list(cfg.data.copy_task.eval_lengths), "a list of positive string lengths, e.g. [10,50,100]")
+    if Path(cfg.output_dir).is_file():
+        raise ConfigError("output_dir", cfg.output_dir, "a folder (new, empty, or a run to resume), not an existing file")
     for grp in ("dropout", "residual_dropout", "attention_dropout"):
         _check_rate(f"{grp}.rate", cfg[grp].rate)
         parse_layers(cfg[grp].layers, key=f"{grp}.layers")
@@ -358,6 +374,9 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     if rfc not in (None, "auto") and not Path(rfc).is_dir():
         raise ConfigError("resume_from_checkpoint", rfc, "null, 'auto', or an existing checkpoint directory")
     return cfg
+
+def _check_count(key, value, also=""):
+    if not isinstance(value, int) or value < 1: raise ConfigError(key, value, f"{also}a whole number >= 1")
 
 def _check_kernels(k):
     if k.liger and not any(k[s] for s in KERNEL_SWITCHES):

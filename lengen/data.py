@@ -167,7 +167,11 @@ def build_tokenizer(cfg) -> PreTrainedTokenizerFast:
     if name == "char:copy": return char_tokenizer(cfg.data.copy_task.alphabet_size)
     if not name: raise ConfigError("pretrained_tokenizer", name, "a Hub id or local tokenizer directory, or 'char:copy' "
                                    "(needed when model_name_or_path is empty)")
-    tok = AutoTokenizer.from_pretrained(name, revision=cfg.tokenizer_revision)
+    try: tok = AutoTokenizer.from_pretrained(name, revision=cfg.tokenizer_revision)
+    except (OSError, ValueError) as e:   # no such folder, not a tokenizer, or a Hub id out of reach
+        raise ConfigError("pretrained_tokenizer" if cfg.pretrained_tokenizer else "model_name_or_path", name, "a local "
+                          "tokenizer folder (tokenizer.json / tokenizer_config.json), a Hub id this machine can reach, or "
+                          "'char:copy'", hint=str(e).splitlines()[0]) from None
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return tok
 
@@ -183,7 +187,8 @@ def load_local_documents(data_cfg):
     import datasets
     p = Path(data_cfg.path)
     if _is_saved_dataset(p):
-        ds = datasets.load_from_disk(str(p))
+        try: ds = datasets.load_from_disk(str(p))
+        except OSError as e: raise ConfigError("data.path", str(p), "a readable datasets.save_to_disk folder", hint=str(e)) from None
         if isinstance(ds, datasets.DatasetDict):
             if data_cfg.dataset_split not in ds:
                 raise ConfigError("data.dataset_split", data_cfg.dataset_split, " | ".join(ds.keys()))
@@ -193,8 +198,9 @@ def load_local_documents(data_cfg):
         if not files: raise ConfigError("data.path", str(p), "a folder holding *.parquet files, or a datasets.save_to_disk "
                                         "folder", hint="It holds neither.")
         try: ds = datasets.load_dataset("parquet", data_files={data_cfg.dataset_split: files}, split=data_cfg.dataset_split)
-        except ValueError as e:   # e.g. a split with no rows at all
-            raise ConfigError("data.path", str(p), "*.parquet files holding documents", hint=f"They hold none ({e}).") from None
+        except (ValueError, OSError, datasets.exceptions.DatasetGenerationError) as e:   # no rows at all, or unreadable
+            raise ConfigError("data.path", str(p), "readable *.parquet files holding documents",
+                              hint=f"They hold none or cannot be read ({str(e).splitlines()[0]}).") from None
     if data_cfg.text_column not in ds.column_names:
         raise ConfigError("data.text_column", data_cfg.text_column, "a column of the dataset: " + ", ".join(ds.column_names))
     if len(ds) == 0: raise ConfigError("data.path", str(p), "a dataset with at least one document", hint="It is empty.")
@@ -204,7 +210,11 @@ def load_text_dataset(data_cfg):
     "The local documents of `data.path`, or the streamed, shuffled `data.dataset_name`."
     import datasets
     if data_cfg.path: return load_local_documents(data_cfg)
-    ds = datasets.load_dataset(data_cfg.dataset_name, data_cfg.dataset_config, split=data_cfg.dataset_split, streaming=True)
+    try: ds = datasets.load_dataset(data_cfg.dataset_name, data_cfg.dataset_config, split=data_cfg.dataset_split, streaming=True)
+    except OSError as e:   # offline (ConnectionError), or no such dataset
+        raise ConfigError("data.dataset_name", data_cfg.dataset_name, "a Hub dataset this machine can reach, or "
+                          "data.path=<a local folder of *.parquet files or a save_to_disk folder>",
+                          hint=f"Loading it failed: {str(e).splitlines()[0]}") from None
     return ds.shuffle(buffer_size=data_cfg.shuffle_buffer_size, seed=data_cfg.shuffle_seed)
 
 # %% ../nbs/05_data.ipynb #04170044

@@ -16,7 +16,7 @@ from .eval_io import EVAL_DTYPES, resolve_checkpoint, run_cli, run_config_of
 # %% auto #0
 __all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results', 'copy_table',
            'position_table', 'metrics_table', 'usage_snippet', 'training_facts', 'reproduce_command', 'model_card',
-           'evaluation_sections', 'export_run', 'push_release', 'main']
+           'evaluation_sections', 'holds_training_state', 'check_release_folder', 'export_run', 'push_release', 'main']
 
 # %% ../nbs/14_export.ipynb #a283e144
 SOURCE_VALID = "a run folder (lengen_train's output_dir after training) or one of its checkpoint-N folders"
@@ -179,6 +179,22 @@ def evaluation_sections(run_dir:Path) -> list[str]:
     return out or ["## Evaluation", "", "No evaluation results were found in the run folder.", ""]
 
 # %% ../nbs/14_export.ipynb #e848a79e
+def holds_training_state(folder:Path) -> bool:
+    "Whether `folder` is or holds a run's checkpoint (trainer state, optimizer), which a release must never replace."
+    return any(folder.glob("trainer_state.json")) or any(folder.glob("checkpoint-*/trainer_state.json"))
+
+def check_release_folder(src:Path, out:Path, overwrite:bool):
+    "Refuse an OUT that is the source, holds it or holds training state, that exists without `overwrite`, or that cannot be written."
+    if out.resolve() == src.resolve() or src.resolve().is_relative_to(out.resolve()) or (out.is_dir() and holds_training_state(out)):
+        raise ConfigError("OUT", str(out), "a folder outside the run being exported (new, empty, or an earlier release with "
+                          "--overwrite)", hint="Replacing it would delete the run's checkpoints and optimizer state.")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+        raise ConfigError("OUT", str(out), "a new or empty folder", hint="Pass --overwrite to replace it.")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        probe = out.parent/f".{out.name}.write_test"; probe.write_text(""); probe.unlink()
+    except OSError as e: raise ConfigError("OUT", str(out), "a folder this user can create", hint=str(e)) from None
+
 def export_run(src, # a run folder or one of its checkpoint-N folders
                out, # the release folder to write (new, or empty, or replaced with `overwrite`)
                dtype:str="bfloat16", # bfloat16 | float16 | float32
@@ -190,8 +206,7 @@ def export_run(src, # a run folder or one of its checkpoint-N folders
     from lengen.models import load_model
     if dtype not in RELEASE_DTYPES: raise ConfigError("--dtype", dtype, " | ".join(RELEASE_DTYPES))
     src, out = export_source(src), Path(out)
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise ConfigError("OUT", str(out), "a new or empty folder", hint="Pass --overwrite to replace it.")
+    check_release_folder(src, out, overwrite)
     model = cast_for_release(load_model(str(src), dtype=torch.float32), EVAL_DTYPES[dtype])
     stage = out.parent/f".{out.name}.partial"
     shutil.rmtree(stage, ignore_errors=True)

@@ -34,7 +34,11 @@ def run_config(config, cfg):
 
 def model_config(cfg):
     "The checkpoint's config with the run's config-level change (SWA) applied."
-    return run_config(AutoConfig.from_pretrained(cfg.model_name_or_path, revision=cfg.revision), cfg)
+    try: config = AutoConfig.from_pretrained(cfg.model_name_or_path, revision=cfg.revision)
+    except (OSError, ValueError) as e:   # no such folder, no config.json in it, or a Hub id out of reach
+        raise ConfigError("model_name_or_path", cfg.model_name_or_path, "a local checkpoint folder (with config.json), a "
+                          "Hub id this machine can reach, or '' to build a Mamba2 from `arch`", hint=str(e).splitlines()[0]) from None
+    return run_config(config, cfg)
 
 def attn_kwargs(config, cfg) -> dict:
     "`attn_implementation` for models that have attention (Mamba2 refuses the argument)."

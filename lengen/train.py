@@ -4,7 +4,8 @@
 
 # %% ../nbs/08_train.ipynb #ef5d5dfd
 from __future__ import annotations
-import json, os, re, shutil, sys, time
+import importlib.util, json, netrc, os, re, shutil, sys, time
+from urllib.parse import urlparse
 from pathlib import Path
 
 import torch
@@ -18,10 +19,12 @@ from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from .eval_io import write_json
 
 # %% auto #0
-__all__ = ['USAGE', 'SITES_USAGE', 'data_workers', 'training_arguments', 'latest_checkpoint', 'rotate_checkpoints',
-           'resolve_resume', 'LengenTrainer', 'generation_metrics', 'eval_curve', 'GenerationEvalCallback',
-           'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer',
-           'run_training', 'train_summary', 'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
+__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'RUN_OUTPUTS', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in',
+           'check_wandb', 'training_arguments', 'safetensors_complete', 'checkpoint_problem', 'latest_checkpoint',
+           'rotate_checkpoints', 'resolve_resume', 'previous_run', 'check_output_dir', 'LengenTrainer',
+           'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'cache_triton_autotuning',
+           'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'run_training', 'train_summary',
+           'final_copy_eval', 'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../nbs/08_train.ipynb #66fb61ad
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -30,14 +33,28 @@ def data_workers(cfg) -> int:
     "`dataloader_num_workers`, or by default 4 for a Hub stream (tokenized while training) and 0 for prepared rows."
     return cfg.dataloader_num_workers if cfg.dataloader_num_workers is not None else (4 if _streamed(cfg) else 0)
 
+def wandb_logged_in() -> bool:
+    "Whether wandb can log online here: `WANDB_API_KEY`, or a `~/.netrc` entry for its host (what `wandb login` writes)."
+    if os.environ.get("WANDB_API_KEY"): return True
+    host = urlparse(os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")).hostname
+    try: return netrc.netrc().authenticators(host) is not None
+    except (FileNotFoundError, netrc.NetrcParseError): return False
+
+def check_wandb():
+    "Refuse `wandb.enabled` without the wandb package, or without a login when wandb would log online."
+    if importlib.util.find_spec("wandb") is None:
+        raise ConfigError("wandb.enabled", True, "false, or install the extra: pip install -e '.[wandb]'")
+    if os.environ.get("WANDB_MODE", "online") not in ("offline", "disabled", "dryrun") and not wandb_logged_in():
+        raise ConfigError("wandb.enabled", True, "false, or true after `wandb login` (or with WANDB_MODE=offline, which "
+                          "keeps the logs locally for a later `wandb sync`)", hint="wandb has no login on this machine, "
+                          "so the run would stop at its first log, after the model was built.")
+
 def training_arguments(cfg) -> TrainingArguments:
     "HF `TrainingArguments` for a run."
     o, s = cfg.optim, cfg.schedule
     report = "none"
     if cfg.wandb.enabled:
-        import importlib.util
-        if importlib.util.find_spec("wandb") is None:
-            raise ConfigError("wandb.enabled", True, "false, or install the extra: pip install -e '.[wandb]'")
+        check_wandb()
         os.environ.setdefault("WANDB_PROJECT", cfg.wandb.project)
         if cfg.wandb.entity: os.environ.setdefault("WANDB_ENTITY", cfg.wandb.entity)
         report = "wandb"
@@ -69,21 +86,80 @@ def _checkpoints(output_dir) -> list[Path]:
     steps = {d: int(m[1]) for d in p.iterdir() if (m := _CKPT.match(d.name))}
     return sorted(steps, key=steps.get)
 
-def latest_checkpoint(output_dir) -> str|None:
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json",
+                "pytorch_model_fsdp.bin")   # one of these holds a checkpoint's weights (FSDP's full state dict: the last)
+OPTIMIZER_FILES = ("optimizer.pt", "optimizer.bin")   # and one of these its optimizer state
+
+def safetensors_complete(path) -> bool:
+    "Whether a `.safetensors` file has a readable header and all the bytes the header promises."
+    with open(path, "rb") as f:
+        head = f.read(8)
+        if len(head) < 8: return False
+        n = int.from_bytes(head, "little")
+        try: meta = json.loads(f.read(n))
+        except ValueError: return False
+    end = max((v["data_offsets"][1] for k, v in meta.items() if k != "__metadata__"), default=0)
+    return Path(path).stat().st_size >= 8 + n + end
+
+def checkpoint_problem(d:Path) -> str|None:
+    "Why `d` is not a complete checkpoint (readable trainer state, weights and optimizer state), or None when it is one."
+    try: json.loads((d/"trainer_state.json").read_text())["global_step"]
+    except FileNotFoundError: return "no trainer_state.json"
+    except (ValueError, KeyError, OSError) as e: return f"trainer_state.json unreadable ({type(e).__name__})"
+    weights = next((d/f for f in WEIGHT_FILES if (d/f).exists()), None)
+    if weights is None: return f"no weights ({' / '.join(WEIGHT_FILES)})"
+    if weights.suffix == ".safetensors" and not safetensors_complete(weights): return f"{weights.name} is truncated"
+    if not any((d/f).exists() for f in OPTIMIZER_FILES): return f"no optimizer state ({' / '.join(OPTIMIZER_FILES)})"
+    return None
+
+def latest_checkpoint(output_dir, skipped:list|None=None, # newer incomplete checkpoints are appended here as (dir, why)
+                     ) -> str|None:
     "The newest complete `checkpoint-<step>` in `output_dir`, or None."
-    done = [d for d in _checkpoints(output_dir) if (d/"trainer_state.json").is_file()]
-    return str(done[-1]) if done else None
+    for d in reversed(_checkpoints(output_dir)):
+        why = checkpoint_problem(d)
+        if why is None: return str(d)
+        if skipped is not None: skipped.append((str(d), why))
+    return None
 
 def rotate_checkpoints(output_dir, limit:int|None, keep:str|None=None):
-    "Delete all but the newest `limit` checkpoints (by step; never `keep`)."
+    "Delete all but the newest `limit` complete checkpoints (by step; never `keep`; incomplete folders are not counted nor touched)."
     if not limit: return
-    for d in _checkpoints(output_dir)[:-limit]:
+    for d in [d for d in _checkpoints(output_dir) if checkpoint_problem(d) is None][:-limit]:
         if keep is None or Path(keep).resolve() != d.resolve(): shutil.rmtree(d)
 
-def resolve_resume(cfg) -> str|None:
-    "The checkpoint to resume from: `auto` = the newest complete one (or none: a fresh start)."
+def resolve_resume(cfg, log=print) -> str|None:
+    "The checkpoint to resume from: `auto` = the newest complete one (or none: a fresh start), saying which newer ones it skipped."
     r = cfg.resume_from_checkpoint
-    return latest_checkpoint(cfg.output_dir) if r == "auto" else r
+    if r != "auto": return r
+    skipped = []
+    found = latest_checkpoint(cfg.output_dir, skipped)
+    for d, why in skipped: log(f"lengen_train: skipping {d}: not a complete checkpoint ({why})")
+    return found
+
+# %% ../nbs/08_train.ipynb #01baf50d
+RUN_OUTPUTS = ("lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
+               "model.safetensors.index.json", "training_args.bin", "copy_eval.json", "copy_eval.html", "eval_curve.json")  # what a run writes beside its checkpoints
+
+def previous_run(output_dir) -> list[str]:
+    "What of another run `output_dir` holds: its checkpoints and its outputs."
+    p = Path(output_dir)
+    return [d.name for d in _checkpoints(p)] + [f for f in RUN_OUTPUTS if (p/f).exists()]
+
+def check_output_dir(cfg):
+    "Refuse an `output_dir` holding another run (unless resuming it, or told to overwrite it: then clear it) or one that cannot be written."
+    out = Path(cfg.output_dir)
+    found = previous_run(out)
+    if found and cfg.resume_from_checkpoint is None:
+        if not cfg.overwrite_output_dir:
+            raise ConfigError("output_dir", str(out), "a new or empty folder, or resume_from_checkpoint=auto to continue the "
+                              "run there, or overwrite_output_dir=true to delete it and start anew",
+                              hint=f"It holds another run ({', '.join(found[:4])}{', ...' if len(found) > 4 else ''}).")
+        for name in found: (shutil.rmtree if (out/name).is_dir() else os.remove)(out/name)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(out/".partial", ignore_errors=True)   # an interrupted save's leftovers
+        (out/".lengen_write_test").write_text(""); (out/".lengen_write_test").unlink()
+    except OSError as e: raise ConfigError("output_dir", str(out), "a folder this user can create and write", hint=str(e)) from None
 
 # %% ../nbs/08_train.ipynb #7335925e
 class LengenTrainer(Trainer):
@@ -123,7 +199,7 @@ class LengenTrainer(Trainer):
             if self.lengen_cfg is not None: OmegaConf.save(self.lengen_cfg, staging/final.name/"lengen_config.yaml")
             if final.exists(): shutil.rmtree(final)
             os.replace(staging/final.name, final)
-            staging.rmdir()
+            shutil.rmtree(staging)   # with anything an interrupted save of another step left there
             rotate_checkpoints(real, self.args.save_total_limit, keep=self.state.best_model_checkpoint)
         if self.args.world_size > 1: torch.distributed.barrier()
 
@@ -264,13 +340,14 @@ def run_training(cfg, # a composed, validated TrainingConfig
     tok = tokenizer or build_tokenizer(cfg)
     args = training_arguments(cfg)
     refuse_data_parallel(args)
+    with args.main_process_first(desc="output folder"): check_output_dir(cfg)
+    with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache; bad data is refused before a model is built
     model = build_model(cfg, tok)
     prepare_model(model, cfg)
-    with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache
     trainer = LengenTrainer(model=model, args=args, train_dataset=ds, data_collator=_collator(cfg, tok),
                             processing_class=tok, lengen_cfg=cfg)
     if cfg.eval_steps: trainer.add_callback(GenerationEvalCallback(trainer, tok, cfg, cfg.eval_steps))
-    resume = resolve_resume(cfg)
+    resume = resolve_resume(cfg, log=print if trainer.is_world_process_zero() else lambda m: None)
     if resume and trainer.is_world_process_zero():
         step = json.loads((Path(resume)/"trainer_state.json").read_text())["global_step"]
         print(f"lengen_train: resuming from {resume} (step {step} of {cfg.max_steps})", flush=True)
