@@ -12,11 +12,12 @@ import torch
 
 from .config import ConfigError
 from .data import copy_example, copy_example_length, copy_string
+from .decode import decodable, greedy_decode
 from .eval_io import (copy_train_range, load_for_eval, output_dir_for, progress_bar, resolve_checkpoint, run_cli,
                             run_config_of, write_figure, write_json)
 
 # %% auto #0
-__all__ = ['METRICS', 'answer_matches', 'score_group', 'score_examples', 'copy_eval_examples', 'evaluate_copy',
+__all__ = ['METRICS', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples', 'evaluate_copy',
            'plot_length_curve', 'save_length_eval', 'format_length_table', 'copy_alphabet_size', 'parse_lengths',
            'evaluate_copy_checkpoint', 'main']
 
@@ -33,6 +34,14 @@ def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded a
     return (hit | ~valid).all(1), hit.sum(1) / valid.sum(1)
 
 # %% ../nbs/07_evaluate.ipynb #53252844
+def greedy_answers(model, prompts:torch.Tensor, # (B, P) prompts of one length, on the model's device
+                   max_new_tokens:int, eos_id:int, pad_id:int) -> torch.Tensor:
+    "Greedy continuations (B, <= max_new_tokens), padded after EOS: `lengen.decode` for a Mamba2, `generate` otherwise."
+    if decodable(model): return greedy_decode(model, prompts, max_new_tokens, eos_id, pad_id)
+    out = model.generate(prompts, attention_mask=torch.ones_like(prompts), max_new_tokens=max_new_tokens,
+                         do_sample=False, eos_token_id=eos_id, pad_token_id=pad_id)
+    return out[:, prompts.shape[1]:]
+
 @torch.no_grad()
 def score_group(model, prompts:torch.Tensor, # (B, P) prompts of one length
                 gold:torch.Tensor, # (B, L) answers, -100-padded
@@ -40,9 +49,7 @@ def score_group(model, prompts:torch.Tensor, # (B, P) prompts of one length
     "Exact match, token accuracy and teacher-forced accuracy per example of one prompt-length group."
     dev = next(model.parameters()).device
     prompts, gold = prompts.to(dev), gold.to(dev)
-    out = model.generate(prompts, attention_mask=torch.ones_like(prompts), max_new_tokens=gold.shape[1],
-                         do_sample=False, eos_token_id=eos_id, pad_token_id=pad_id)
-    em, ta = answer_matches(out[:, prompts.shape[1]:], gold)
+    em, ta = answer_matches(greedy_answers(model, prompts, gold.shape[1], eos_id, pad_id), gold)
     full = torch.cat([prompts, gold.clamp(min=0)], 1)
     pred = model(input_ids=full).logits[:, prompts.shape[1] - 1:-1].argmax(-1)
     tf = answer_matches(pred, gold)[1]        # position-wise matches of the teacher-forced argmax
