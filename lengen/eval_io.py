@@ -13,9 +13,9 @@ from omegaconf import OmegaConf
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['CHECKPOINT_VALID', 'EVAL_DTYPES', 'resolve_checkpoint', 'tiny_mamba2_run', 'run_config_of', 'train_length',
-           'copy_train_range', 'eval_device', 'load_for_eval', 'atomic_write', 'write_json', 'write_figure', 'run_cli',
-           'progress_bar', 'output_dir_for']
+__all__ = ['CHECKPOINT_VALID', 'EVAL_DTYPES', 'PLOTLY_JS', 'resolve_checkpoint', 'tiny_mamba2_run', 'run_config_of',
+           'train_length', 'copy_train_range', 'eval_device', 'load_for_eval', 'atomic_write', 'file_mode',
+           'share_files', 'write_json', 'write_figure', 'run_cli', 'progress_bar', 'check_writable', 'output_dir_for']
 
 # %% ../nbs/10_eval_io.ipynb #591073c0
 CHECKPOINT_VALID = ("a checkpoint directory holding config.json (a run's output_dir after training, or one of its "
@@ -116,21 +116,35 @@ def atomic_write(path, # destination file
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
     try:
         with os.fdopen(fd, "wb") as f: f.write(data.encode() if isinstance(data, str) else data)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, file_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True); raise
     return path
 
+def file_mode() -> int:
+    "The mode a new file gets here: 0o666 less the umask (a temporary file gets 0o600 instead)."
+    umask = os.umask(0); os.umask(umask)
+    return 0o666 & ~umask
+
+def share_files(folder, pattern:str="*.safetensors"):
+    "Give the files matching `pattern` in `folder` the mode of new files (transformers writes weights through a temporary file)."
+    for f in Path(folder).glob(pattern): os.chmod(f, file_mode())
+
 def write_json(obj, path) -> Path:
     "`obj` as indented JSON at `path`, atomically."
     return atomic_write(path, json.dumps(obj, indent=2))
 
+PLOTLY_JS = "plotly.min.js"
+
 def write_figure(fig, path, # a plotly figure and its .html destination
-                 offline:bool=False, # embed plotly.js (~4.6 MB) instead of loading it from its CDN
+                 js_dir=None, # folder of the plotly.js the page loads (default: the page's own folder)
                 ) -> Path:
-    "A standalone HTML file of a plotly figure, atomically."
-    return atomic_write(path, fig.to_html(include_plotlyjs=True if offline else "cdn", full_html=True))
+    "A standalone HTML file of a plotly figure, atomically; plotly.js is written once into `js_dir` and loaded from there, so the page opens offline."
+    from plotly.offline import get_plotlyjs
+    path = Path(path); js = Path(js_dir or path.parent)/PLOTLY_JS
+    if not js.exists(): atomic_write(js, get_plotlyjs())
+    return atomic_write(path, fig.to_html(include_plotlyjs=os.path.relpath(js, path.parent), full_html=True))
 
 # %% ../nbs/10_eval_io.ipynb #2a558395
 def run_cli(prog:str, # the command's name, prefixed to the message
@@ -148,6 +162,17 @@ def progress_bar(it, # what to iterate over
     "A tqdm bar over `it`; off when `enabled` is False or `TQDM_DISABLE` is set (as when notebooks save their outputs)."
     from tqdm.auto import tqdm
     return tqdm(it, desc=desc, disable=not enabled or bool(os.environ.get("TQDM_DISABLE")), **kwargs)
+
+def check_writable(folder, # where a command will write (created when missing)
+                   field:str, # the argument or config field that named it, for the error
+                  ) -> Path:
+    "Create `folder` if needed and make sure this process can write there (before anything is loaded); `ConfigError` otherwise."
+    p = Path(folder)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p/f".lengen_write_test_{os.getpid()}"; probe.write_text(""); probe.unlink()
+    except OSError as e: raise ConfigError(field, str(folder), "a folder this user can create and write", hint=str(e)) from None
+    return p
 
 def output_dir_for(ckpt:str, # the evaluated checkpoint
                    output_dir:str|None=None, # what the user asked for

@@ -9,7 +9,7 @@ from pathlib import Path
 from unittest import mock
 
 from .config import ConfigError, in_ipython
-from .eval_io import atomic_write, resolve_checkpoint, run_cli, write_figure, write_json
+from .eval_io import atomic_write, check_writable, resolve_checkpoint, run_cli, write_figure, write_json
 
 # %% auto #0
 __all__ = ['TASKS_VALID', 'LM_EVAL_MAX_GEN_TOKS', 'ESSAY_TASKS', 'ESSAY_DATASET', 'PUNKT', 'HAYSTACK_VALID', 'HF_MODELS',
@@ -266,6 +266,7 @@ def evaluate_lm(argv:list[str]) -> dict:
     cfg = lm_eval_config(rest)
     if not cfg.output_path or cfg.output_path.endswith(".json"):
         raise ConfigError("--output_path", cfg.output_path, "a folder: lm-eval's results and the summary go there")
+    check_writable(cfg.output_path, "--output_path")   # before the model is loaded, not after the evaluation
     check_model(cfg)
     haystack = read_haystack(own.haystack_file) if own.haystack_file else None
     with lengen_lm_eval(haystack):

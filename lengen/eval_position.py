@@ -12,13 +12,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from .config import ConfigError
-from .eval_io import (EVAL_DTYPES, load_for_eval, output_dir_for, progress_bar, resolve_checkpoint, run_cli,
+from .eval_io import (EVAL_DTYPES, check_writable, load_for_eval, output_dir_for, progress_bar, resolve_checkpoint, run_cli,
                             run_config_of, train_length, write_figure, write_json)
 
 # %% auto #0
 __all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'position_limit', 'check_max_length',
-           'evaluate_positions', 'smooth_log', 'plot_position_ce', 'main', 'position_summary', 'compare_runs',
-           'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
+           'check_known_tokens', 'evaluate_positions', 'smooth_log', 'plot_position_ce', 'main', 'position_summary',
+           'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
 
 # %% ../nbs/11_eval_position.ipynb #255f024b
 def text_at(record, # one JSON record
@@ -122,6 +122,18 @@ def check_max_length(max_length:int, # requested positions per document
         raise ConfigError(field, max_length, f"at most {limit}: the model has a learned table of {limit} absolute positions")
 
 # %% ../nbs/11_eval_position.ipynb #3378c2c3
+def check_known_tokens(docs:list[list[int]], tok, ckpt:str, most:float=0.01, # the largest share of unknown tokens accepted
+                       ):
+    "Refuse documents the tokenizer mostly cannot represent (e.g. prose given to a copy-task model's character vocabulary)."
+    unk_token = tok.unk_token or getattr(tok.backend_tokenizer.model, "unk_token", None)   # (a word-level model's own)
+    if unk_token is None: return   # byte-level vocabularies represent everything
+    unk_id = tok.convert_tokens_to_ids(unk_token)
+    n, unk = sum(map(len, docs)), sum(d.count(unk_id) for d in docs)
+    if unk > most * n:
+        raise ConfigError("checkpoint", ckpt, "a language model whose tokenizer covers the documents' text (a copy-task "
+                          "checkpoint is evaluated by lengen_eval_copy)", hint=f"{unk} of the documents' {n} tokens "
+                          f"({unk / n:.0%}) are its unknown token {unk_token!r}: the loss would measure nothing.")
+
 def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
                        dataset_file:str, # JSONL, one document per record
                        text_keypaths=("text",), # dotted paths to each record's text
@@ -137,9 +149,11 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     if batch_size < 1: raise ConfigError("--batch-size", batch_size, "a positive number of documents")
     if dtype not in EVAL_DTYPES: raise ConfigError("--dtype", dtype, " | ".join(EVAL_DTYPES))
     ckpt = resolve_checkpoint(ckpt)
+    out = check_writable(output_dir_for(ckpt, output_dir), "--output-dir")
     texts = read_documents(dataset_file, list(text_keypaths))
     tok = AutoTokenizer.from_pretrained(ckpt)
     docs = [tok(t, verbose=False)["input_ids"][:max(max_length, 2)] for t in progress_bar(texts, "tokenize", progress)]
+    check_known_tokens(docs, tok, ckpt)
     check_max_length(max_length, max(map(len, docs)))
     docs = [d for d in docs if len(d) >= 2]
     model, _ = load_for_eval(ckpt, dtype, device)
@@ -152,7 +166,6 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
               "num_documents": len(docs), "dtype": dtype, "seconds": round(time.time() - t0, 3),
               "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None,
               "per_position_ce": ce.tolist(), "doc_counts": counts.tolist()}
-    out = output_dir_for(ckpt, output_dir)
     write_json(result, out/f"{output_name}.json")
     write_figure(plot_position_ce({Path(ckpt).name: [result]}), out/f"{output_name}.html")
     return result
@@ -253,6 +266,7 @@ def compare_runs(files:list, # result JSONs of `lengen_eval_position`
         if "per_position_ce" not in r: raise ConfigError("files", str(f), "result JSONs written by lengen_eval_position",
                                                          hint="It has no per_position_ce.")
         runs.setdefault(labels[i] if labels else Path(r["checkpoint"]).name, []).append(r)
+    check_writable(Path(output).parent, "--output")
     write_figure(plot_position_ce(runs, title), output)
     return runs
 

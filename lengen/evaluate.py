@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_evaluate.ipynb #6890fded
 from __future__ import annotations
-import argparse, random, string
+import argparse, os, random, string
 from collections import defaultdict
 from pathlib import Path
 
@@ -13,13 +13,13 @@ import torch
 from .config import ConfigError
 from .data import copy_example, copy_example_length, copy_string
 from .decode import decodable, greedy_decode
-from .eval_io import (copy_train_range, load_for_eval, output_dir_for, progress_bar, resolve_checkpoint, run_cli,
+from .eval_io import (check_writable, copy_train_range, eval_device, load_for_eval, output_dir_for, progress_bar, resolve_checkpoint, run_cli,
                             run_config_of, write_figure, write_json)
 
 # %% auto #0
 __all__ = ['METRICS', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples', 'evaluate_copy',
            'plot_length_curve', 'save_length_eval', 'format_length_table', 'copy_alphabet_size', 'parse_lengths',
-           'evaluate_copy_checkpoint', 'main']
+           'free_memory', 'copy_forward_bytes', 'check_copy_memory', 'evaluate_copy_checkpoint', 'main']
 
 # %% ../nbs/07_evaluate.ipynb #6eecd390
 def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded after EOS
@@ -110,10 +110,10 @@ def plot_length_curve(rows:list[dict], # `evaluate_copy` rows
     return fig
 
 def save_length_eval(rows:list[dict], out_dir, # where `copy_eval.json` and `copy_eval.html` go
-                     train_range=None, stem:str="copy_eval", offline:bool=False, meta:dict|None=None) -> dict:
+                     train_range=None, stem:str="copy_eval", meta:dict|None=None) -> dict:
     "Write the rows as JSON and the figure as standalone HTML; returns the two paths."
     js = write_json({"train_range": train_range, **(meta or {}), "results": rows}, Path(out_dir)/f"{stem}.json")
-    html = write_figure(plot_length_curve(rows, train_range), Path(out_dir)/f"{stem}.html", offline)
+    html = write_figure(plot_length_curve(rows, train_range), Path(out_dir)/f"{stem}.html")
     return {"json": str(js), "html": str(html)}
 
 # %% ../nbs/07_evaluate.ipynb #7c5d2123
@@ -147,6 +147,31 @@ def parse_lengths(spec:str, # comma-separated string lengths, e.g. "10,25,50"
     if not out or min(out) < 1: raise ConfigError("--lengths", spec, "comma-separated positive integers, e.g. 10,25,50,100")
     return out
 
+def free_memory(device:torch.device) -> int:
+    "Bytes free for tensors on `device`: the GPU's free memory, or the machine's available RAM."
+    if device.type == "cuda": return torch.cuda.mem_get_info(device)[0]
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+def copy_forward_bytes(config, # the checkpoint's model config
+                       tokens:int, batch:int) -> int:
+    "Estimated peak bytes of the teacher-forced float32 forward over `batch` examples of `tokens` tokens: a layer's projections and the logits."
+    width = getattr(config, "intermediate_size", None) or 2 * config.hidden_size
+    per_token = 2 * width + 4 * config.hidden_size + config.vocab_size
+    if config.model_type == "mamba2": per_token += 3 * config.num_heads * config.chunk_size   # the chunked scan's per-chunk matrices
+    return 4 * batch * tokens * per_token
+
+def check_copy_memory(ckpt:str, longest:int, # the longest string length asked for
+                      batch:int, device:torch.device):
+    "Refuse, before loading, lengths whose teacher-forced pass cannot fit in `device`'s free memory; name the longest that fits."
+    from transformers import AutoConfig
+    config, free = AutoConfig.from_pretrained(ckpt), free_memory(device)
+    if copy_forward_bytes(config, copy_example_length(longest), batch) <= 0.8 * free: return
+    fits = next((n for n in range(longest, 0, -1) if copy_forward_bytes(config, copy_example_length(n), batch) <= 0.8 * free), 0)
+    raise ConfigError("--lengths", longest, f"at most {fits} letters with --batch-size {batch} on this {device.type}",
+                      hint=f"A batch of {batch} strings of {longest} letters needs about "
+                      f"{copy_forward_bytes(config, copy_example_length(longest), batch) / 2**30:.0f} GiB for its teacher-forced pass; "
+                      f"{free / 2**30:.0f} GiB are free. Lower --batch-size or the lengths.")
+
 def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
                              lengths:list[int]|None=None, # default: the run's eval_lengths, else 10,25,50,100
                              samples:int=100, # strings per length
@@ -162,6 +187,8 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
     ct = rc.data.copy_task if train_range else None
     lengths = list(lengths or (ct.eval_lengths if ct else [10, 25, 50, 100]))
     seed = seed if seed is not None else (ct.eval_seed if ct else 1234)
+    out = check_writable(output_dir_for(ckpt, output_dir), "--output-dir")
+    check_copy_memory(ckpt, max(lengths), min(batch_size, samples), eval_device(device))
     model, tok = load_for_eval(ckpt, dtype, device)
     alphabet = ct.alphabet_size if ct else copy_alphabet_size(tok)
     limit = position_limit(model)
@@ -169,7 +196,7 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
         raise ConfigError("--lengths", max(lengths), f"at most {(limit - 3) // 2}: the model takes {limit} positions and a "
                           "copy example of n letters takes 2n+3 tokens")
     rows = evaluate_copy(model, tok, lengths, samples, alphabet, seed, batch_size, progress)
-    paths = save_length_eval(rows, output_dir_for(ckpt, output_dir), train_range,
+    paths = save_length_eval(rows, out, train_range,
                              meta={"checkpoint": ckpt, "samples": samples, "seed": seed, "alphabet_size": alphabet})
     return {"rows": rows, "train_range": train_range, **paths}
 

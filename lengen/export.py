@@ -11,7 +11,7 @@ import torch
 from omegaconf import OmegaConf
 
 from .config import ConfigError
-from .eval_io import EVAL_DTYPES, resolve_checkpoint, run_cli, run_config_of
+from .eval_io import EVAL_DTYPES, check_writable, resolve_checkpoint, share_files, run_cli, run_config_of
 
 # %% auto #0
 __all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results', 'copy_table',
@@ -190,10 +190,7 @@ def check_release_folder(src:Path, out:Path, overwrite:bool):
                           "--overwrite)", hint="Replacing it would delete the run's checkpoints and optimizer state.")
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise ConfigError("OUT", str(out), "a new or empty folder", hint="Pass --overwrite to replace it.")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        probe = out.parent/f".{out.name}.write_test"; probe.write_text(""); probe.unlink()
-    except OSError as e: raise ConfigError("OUT", str(out), "a folder this user can create", hint=str(e)) from None
+    check_writable(out.parent, "OUT")
 
 def export_run(src, # a run folder or one of its checkpoint-N folders
                out, # the release folder to write (new, or empty, or replaced with `overwrite`)
@@ -210,7 +207,7 @@ def export_run(src, # a run folder or one of its checkpoint-N folders
     model = cast_for_release(load_model(str(src), dtype=torch.float32), EVAL_DTYPES[dtype])
     stage = out.parent/f".{out.name}.partial"
     shutil.rmtree(stage, ignore_errors=True)
-    model.save_pretrained(stage)
+    model.save_pretrained(stage); share_files(stage)
     AutoTokenizer.from_pretrained(src).save_pretrained(stage)
     if not (stage/"generation_config.json").exists(): model.generation_config.save_pretrained(stage)
     if (src/"lengen_config.yaml").exists(): shutil.copy(src/"lengen_config.yaml", stage/"lengen_config.yaml")
