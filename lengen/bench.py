@@ -163,11 +163,13 @@ def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, step
 
 # %% ../nbs/09_bench.ipynb #59bf92ba
 class StepClock(TrainerCallback):
-    "Wall time between consecutive optimizer steps (synchronized on CUDA), and the model trained, for `bench_training`."
-    def on_train_begin(self, args, state, control, **kwargs): self.ends, self.t0 = [], time.perf_counter()
+    "Wall time between consecutive optimizer steps (synchronized on CUDA), their clock times, the logged losses and the model trained, for `bench_training`."
+    def on_train_begin(self, args, state, control, **kwargs): self.ends, self.clock, self.losses, self.t0 = [], [], [], time.perf_counter()
     def on_step_end(self, args, state, control, model=None, **kwargs):
         if torch.cuda.is_available(): torch.cuda.synchronize()
-        self.ends.append(time.perf_counter()); self.model = model
+        self.ends.append(time.perf_counter()); self.clock.append(time.time()); self.model = model
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if "loss" in (logs or {}): self.losses.append([state.global_step, float(logs["loss"])])
 
 def bench_training(experiment:str|None, # a shipped experiment
                    overrides:list[str]=(), # more `key=value` overrides (data path, tokenizer, ...)
@@ -195,7 +197,7 @@ def bench_training(experiment:str|None, # a shipped experiment
             "padded_rows": padded, "tokens_per_row": seq, "first_step_s": gaps[0], "steady_step_s": steady,
             "overall_step_s": overall, "bare_step_s": bare, "train_tokens_per_s_steady": steady_tok,
             "train_tokens_per_s_overall": overall_tok, "bare_tokens_per_s": bare_tok, "ratio_steady": steady_tok / bare_tok,
-            "ratio_overall": overall_tok / bare_tok}
+            "ratio_overall": overall_tok / bare_tok, "step_end_times": [round(t, 3) for t in clock.clock], "logged_loss": clock.losses}
 
 # %% ../nbs/09_bench.ipynb #c67a2018
 def main(argv=None) -> int:

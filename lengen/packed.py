@@ -24,9 +24,10 @@ def pack_examples(items:list[dict], # examples {input_ids, labels} (token lists)
     ids = [t for it in items for t in it["input_ids"]]
     labels = [-100 if j == 0 else t for it in items for j, t in enumerate(it["labels"])]
     seq = [i for i, it in enumerate(items) for _ in it["input_ids"]]
-    pad = -len(ids) % multiple
+    pad, longest = -len(ids) % multiple, max(len(it["input_ids"]) for it in items)
+    seq += [len(items) + j // longest for j in range(pad)]   # padding: sequences no longer than the longest example
     row = lambda xs, fill, dtype=torch.long: torch.tensor(xs + [fill] * pad, dtype=dtype)[None]
-    return {"input_ids": row(ids, pad_id), "labels": row(labels, -100), "seq_idx": row(seq, len(items), torch.int32)}
+    return {"input_ids": row(ids, pad_id), "labels": row(labels, -100), "seq_idx": torch.tensor(seq, dtype=torch.int32)[None]}
 
 def packing_collator(pad_id:int, multiple:int=PACK_MULTIPLE):
     "A data collator that packs each batch with `pack_examples`."

@@ -4,24 +4,29 @@
 
 # %% ../nbs/15_sweep.ipynb #56ac4afe
 from __future__ import annotations
-import argparse, json, os, re, subprocess, sys, time
+import argparse, json, os, re, shutil, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from itertools import takewhile
 from pathlib import Path
 
+import numpy as np
 from omegaconf import OmegaConf
 
-from .config import ConfigError, in_ipython
+from .config import ConfigError, compose_config, in_ipython
 from .eval_io import run_cli, write_json
 from .evaluate import METRICS
 
 # %% auto #0
-__all__ = ['SWEEPS', 'RunSpec', 'Sweep', 'repo_root', 'repo_relative', 'result_path', 'run_dir', 'pending', 'write_result',
-           'train_command', 'count_parameters', 'collect_result', 'run_one', 'run_sweep', 'load_results', 'by_setting',
-           'seed_stats', 'seeds_label', 'fmt_stats', 'copy_curves', 'copy_train_ranges', 'copy_table',
-           'plot_copy_sweep', 'fake_result', 'fake_copy_result', 'position_runs', 'context_windows', 'window_ce',
-           'position_table', 'fake_position_result', 'load_bench', 'bench_rows', 'bench_table', 'plot_bench',
-           'sweep_specs', 'main']
+__all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'Sweep', 'repo_root', 'repo_relative', 'relative_override', 'result_path',
+           'run_dir', 'pending', 'write_result', 'train_command', 'count_parameters', 'device_name', 'collect_result',
+           'mps_daemon', 'child_env', 'run_one', 'run_sweep', 'load_results', 'by_setting', 'seed_stats', 'seeds_label',
+           'fmt_stats', 'copy_curves', 'copy_train_ranges', 'copy_table', 'plot_copy_sweep', 'fake_result',
+           'fake_copy_result', 'copy_training_curves', 'plot_copy_training', 'copy_outcome', 'position_runs',
+           'context_windows', 'window_ce', 'position_windows', 'window_stats', 'position_table', 'fake_position_result',
+           'position_outcome', 'load_bench', 'bench_rows', 'bench_table', 'plot_bench', 'window_rates', 'bench_command',
+           'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
 
 # %% ../nbs/15_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -51,12 +56,13 @@ class Sweep:
     settings:dict # label -> (experiment, [overrides of that setting])
     seeds:list # seeds of every setting
     scale:list = field(default_factory=list) # overrides every run gets, before each setting's own
+    data:str = "data/python_docs" # the text corpus `{data}` names, relative to the repository (tools/build_text_corpus.py)
     def specs(self, seeds=None, # default: the sweep's
               scale=None, # default: the sweep's reduced scale; [] = the shipped experiments as they are
-              data_root=None, # fills `{data}` in overrides; default: <repository>/data/python_docs
+              data_root=None, # fills `{data}` in overrides; default: the sweep's `data` folder of the repository
              ) -> list[RunSpec]:
         "One `RunSpec` per setting and seed, seed by seed (a sweep stopped half-way has every setting with fewer seeds)."
-        data = str(Path(data_root or repo_root()/"data"/"python_docs").resolve())
+        data = str(Path(data_root or repo_root()/self.data).resolve())
         fill = lambda ovr: tuple(o.replace("{data}", data) for o in ovr)
         scale = self.scale if scale is None else scale
         return [RunSpec(self.name, label, exp, fill([*scale, *ovr]), s)
@@ -70,6 +76,11 @@ def repo_relative(path) -> str:
     "`path` relative to `repo_root()` when it lies inside it (for messages and saved outputs), else as given."
     p = Path(path).resolve()
     return str(p.relative_to(repo_root())) if p.is_relative_to(repo_root()) else str(path)
+
+def relative_override(o:str) -> str:
+    "A `key=value` override as results records keep it: an absolute path inside the repository made relative to it."
+    key, eq, value = o.partition("=")
+    return f"{key}={repo_relative(value)}" if eq and value.startswith("/") else o
 
 # %% ../nbs/15_sweep.ipynb #169db8c7
 def result_path(spec:RunSpec, results_root) -> Path:
@@ -109,38 +120,79 @@ def count_parameters(model_dir) -> int:
                 n += size
     return n
 
+def device_name() -> str:
+    "The name of the GPU runs go to (CUDA device 0), or 'cpu'."
+    import torch   # here, not at the top: figures and plans read results without torch
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+
 def _eval_record(cfg, out:Path) -> dict:
-    "The evaluation `lengen_train` ran at the end of the run, as a results record."
+    "The evaluation `lengen_train` ran at the end of the run (and during it, for copy runs), as a results record."
     if cfg.data.synthetic == "copy":
-        r = json.loads((out/"copy_eval.json").read_text())
-        ct = cfg.data.copy_task
-        return {"copy": {"train_range": r["train_range"], "samples": ct.eval_samples, "alphabet_size": ct.alphabet_size,
-                         "eval_seed": ct.eval_seed, "results": r["results"]}}
+        r, ct, curve = json.loads((out/"copy_eval.json").read_text()), cfg.data.copy_task, out/"eval_curve.json"
+        rec = {"train_range": r["train_range"], "samples": ct.eval_samples, "alphabet_size": ct.alphabet_size,
+               "eval_seed": ct.eval_seed, "results": r["results"]}
+        if curve.is_file(): rec["curve"] = json.loads(curve.read_text())["rows"]
+        return {"copy": rec}
     if cfg.eval_extra.dataset_file:
         r = json.loads((out/f"{cfg.eval_extra.output_name}.json").read_text())
-        keep = ("dataset_file", "max_length", "train_length", "num_documents", "dtype", "seconds")
-        return {"position": {**{k: r[k] for k in keep}, "per_position_ce": [round(v, 5) for v in r["per_position_ce"]],
-                             "doc_counts": r["doc_counts"]}}
+        keep = ("max_length", "train_length", "num_documents", "dtype", "seconds")
+        return {"position": {"dataset_file": repo_relative(r["dataset_file"]), **{k: r[k] for k in keep},
+                             "per_position_ce": [round(v, 5) for v in r["per_position_ce"]], "doc_counts": r["doc_counts"]}}
     return {}
 
 def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                    wall_seconds:float, # seconds of the process that finished the run
                    concurrent_runs:int=1, # runs sharing the machine meanwhile
+                   mps:bool=False, # whether they shared the GPU through CUDA MPS
                   ) -> dict:
     "The results record of a finished run: what ran, at what size, how long, and what its evaluation measured."
-    import torch
     out = Path(out_dir)
     cfg = OmegaConf.load(out/"lengen_config.yaml")
     summ = json.loads((out/"train_summary.json").read_text())
-    return {"sweep": spec.sweep, "name": spec.name, "experiment": spec.experiment, "overrides": list(spec.overrides),
-            "seed": spec.seed, "max_steps": cfg.max_steps, "steps": summ["global_step"], "rows_per_step": summ["rows_per_step"],
+    return {"sweep": spec.sweep, "name": spec.name, "experiment": spec.experiment,
+            "overrides": [relative_override(o) for o in spec.overrides], "seed": spec.seed, "max_steps": cfg.max_steps, "steps": summ["global_step"], "rows_per_step": summ["rows_per_step"],
             "train_tokens": summ["train_tokens"], "train_loss": summ["train_loss"], "parameters": count_parameters(out),
             "arch": {k: cfg.arch[k] for k in ("hidden_size", "num_hidden_layers", "num_heads", "head_dim", "state_size")},
             "regularizer": {"dropout_rate": cfg.dropout.rate, "dropout_mode": cfg.dropout.mode,
                             "residual_dropout_rate": cfg.residual_dropout.rate, "weight_decay": cfg.optim.weight_decay},
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
-            "concurrent_runs": concurrent_runs, "bf16": cfg.bf16,
-            "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu", **_eval_record(cfg, out)}
+            "concurrent_runs": concurrent_runs, "mps": mps, "bf16": cfg.bf16, "device": device_name(), **_eval_record(cfg, out)}
+
+# %% ../nbs/15_sweep.ipynb #ca47574b
+MPS_CONTROL = "nvidia-cuda-mps-control"
+
+def _mps(env:dict, *args, stdin:str|None=None) -> subprocess.CompletedProcess:
+    "One call of the MPS control utility: `-d` starts the daemon; a command on `stdin` (`quit`, `get_server_list`) asks it."
+    return subprocess.run([MPS_CONTROL, *args], input=stdin, env=env, capture_output=True, text=True, timeout=60)
+
+def _check_mps():
+    "Refuse MPS (`ConfigError`) where it cannot run: no control utility on PATH, or no CUDA GPU."
+    hint = (f"CUDA MPS lets processes on one NVIDIA GPU run their kernels at the same time; it needs the driver's {MPS_CONTROL} "
+            "and a GPU. Leave --mps out here: the processes then take turns on the device.")
+    if shutil.which(MPS_CONTROL) is None: raise ConfigError("--mps", True, f"false on this machine ({MPS_CONTROL} is not on PATH)", hint)
+    import torch   # here, not at the top: the sweep's own process computes nothing on the GPU
+    if not torch.cuda.is_available(): raise ConfigError("--mps", True, "false on this machine (no CUDA GPU)", hint)
+
+@contextmanager
+def mps_daemon(folder=None, # where the daemon's temporary pipe and log folders go (default: the system's temporary folder)
+              ):
+    "Run CUDA MPS's control daemon while the block runs; yields the environment of its client processes."
+    _check_mps()
+    with tempfile.TemporaryDirectory(prefix="lengen_mps_", dir=folder, ignore_cleanup_errors=True) as tmp:
+        env = {**os.environ, "CUDA_MPS_PIPE_DIRECTORY": f"{tmp}/pipe", "CUDA_MPS_LOG_DIRECTORY": f"{tmp}/log"}
+        for k in ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY"): os.mkdir(env[k])
+        started = _mps(env, "-d")
+        if started.returncode: raise RuntimeError(f"{MPS_CONTROL} -d failed ({started.returncode}): {started.stderr.strip()}")
+        try: yield env
+        finally: _mps(env, stdin="quit\n")
+
+def child_env(n:int, # processes that will share the machine
+              base:dict|None=None, # the environment to start from (default: this process's)
+             ) -> dict:
+    "The environment of one of `n` processes side by side: an equal share of the CPU threads, unbuffered, no progress bars."
+    threads = str(max(1, (os.cpu_count() or 1) // max(1, n)))
+    return {**(os.environ if base is None else base), "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+            "TQDM_DISABLE": "1", "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 # %% ../nbs/15_sweep.ipynb #5f393a66
 def _tail(path, n:int=15) -> str:
@@ -150,7 +202,9 @@ def _tail(path, n:int=15) -> str:
 def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run folders go
             env:dict|None=None, # the process environment (default: this one's)
             timeout:float|None=None, # seconds before the run is stopped
-            concurrent_runs:int=1) -> dict:
+            concurrent_runs:int=1,
+            mps:bool=False, # whether the runs share the GPU through CUDA MPS (recorded)
+           ) -> dict:
     "Train and evaluate one run in a `lengen_train` process; write its results JSON when it succeeds."
     out = run_dir(spec, work_root); out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -160,7 +214,7 @@ def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run
     wall = time.time() - t0
     status = {"run": f"{spec.sweep}/{spec.run_id}", "seconds": round(wall, 1)}
     if rc != 0: return {**status, "status": f"failed ({rc})", "log": str(out/"sweep.log"), "tail": _tail(out/"sweep.log")}
-    path = write_result(collect_result(spec, out, wall, concurrent_runs), results_root)
+    path = write_result(collect_result(spec, out, wall, concurrent_runs, mps), results_root)
     return {**status, "status": "done", "json": str(path)}
 
 def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_root/<sweep>/
@@ -168,23 +222,23 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
               max_parallel:int=1, # runs at once, each its own process
               time_limit:float|None=None, # seconds for the whole sweep
               min_left:float=0, # with a time limit: start no run with fewer seconds left than this
+              mps:bool=False, # share the GPU through CUDA MPS
               log=print) -> list[dict]:
     "Train and evaluate every pending run, `max_parallel` at a time; returns one status per run (done runs: skipped)."
     if max_parallel < 1: raise ConfigError("max_parallel", max_parallel, "a positive number of processes")
     todo = pending(specs, results_root)
     statuses = [{"run": f"{s.sweep}/{s.run_id}", "status": "skipped (results exist)"} for s in specs if s not in todo]
-    threads = max(1, (os.cpu_count() or 1) // min(max_parallel, max(1, len(todo))))
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "TQDM_DISABLE": "1",
-           "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
+    n = min(max_parallel, max(1, len(todo)))
     end = None if time_limit is None else time.time() + time_limit
-    def go(spec):
+    def go(spec, env):
         left = None if end is None else end - time.time()
         if left is not None and left < max(1.0, min_left):
             return {"run": f"{spec.sweep}/{spec.run_id}", "seconds": 0.0, "status": "not started (time limit)"}
-        return run_one(spec, results_root, work_root, env, left, concurrent_runs=min(max_parallel, len(todo)))
-    log(f"{len(todo)} runs to do, {len(statuses)} done already; {min(max_parallel, len(todo))} at a time")
-    with ThreadPoolExecutor(max_parallel) as ex:
-        for fut in as_completed([ex.submit(go, s) for s in todo]):
+        return run_one(spec, results_root, work_root, env, left, concurrent_runs=min(max_parallel, len(todo)), mps=mps)
+    with (mps_daemon() if mps and todo else nullcontext()) as base, ThreadPoolExecutor(max_parallel) as ex:
+        env = child_env(n, base)
+        log(f"{len(todo)} runs to do, {len(statuses)} done already; {n} at a time" + (" under CUDA MPS" if base else ""))
+        for fut in as_completed([ex.submit(go, s, env) for s in todo]):
             st = fut.result(); statuses.append(st)
             log(f"{st['run']}: {st['status']} after {st['seconds']} s" + (f"\n{st['tail']}" if "tail" in st else ""))
     return statuses
@@ -272,15 +326,76 @@ def fake_result(sweep:str, name:str, seed:int, # where the record says it belong
     "A results record with every field `collect_result` writes, experiment 'synthetic' and zeros: for tests and layout checks."
     return {"sweep": sweep, "name": name, "experiment": "synthetic", "overrides": [], "seed": seed, "max_steps": 0, "steps": 0,
             "rows_per_step": 0, "train_tokens": None, "train_loss": 0.0, "parameters": 0, "arch": {}, "regularizer": {},
-            "train_seconds": 0.0, "wall_seconds": 0.0, "concurrent_runs": 1, "bf16": False, "device": "synthetic", **evaluation}
+            "train_seconds": 0.0, "wall_seconds": 0.0, "concurrent_runs": 1, "mps": False, "bf16": False, "device": "synthetic",
+            **evaluation}
+
+def _copy_rows(accuracy:dict, **extra) -> list[dict]:
+    "Copy-task result rows of 100 strings, every metric `accuracy[length]` (`extra` first in each row, e.g. its step)."
+    return [{**extra, "length": L, "n": 100, **{m: a for m in METRICS}} for L, a in accuracy.items()]
 
 def fake_copy_result(sweep:str, name:str, seed:int,
                      accuracy:dict, # string length -> the value of every metric
-                     train_range=(1, 50)) -> dict:
-    "A synthetic copy-task results record with given numbers (100 strings per length)."
-    rows = [{"length": L, "n": 100, **{m: a for m in METRICS}} for L, a in accuracy.items()]
-    return fake_result(sweep, name, seed, copy={"train_range": list(train_range), "samples": 100, "alphabet_size": 26,
-                                                "eval_seed": 1234, "results": rows})
+                     train_range=(1, 50),
+                     curve:dict|None=None, # training step -> {string length -> the value of every metric}: evaluations in training
+                    ) -> dict:
+    "A synthetic copy-task results record with given numbers (100 strings per length), and an in-training curve if given."
+    copy = {"train_range": list(train_range), "samples": 100, "alphabet_size": 26, "eval_seed": 1234, "results": _copy_rows(accuracy)}
+    if curve: copy["curve"] = [r for step, acc in curve.items() for r in _copy_rows(acc, step=step)]
+    return fake_result(sweep, name, seed, copy=copy)
+
+# %% ../nbs/15_sweep.ipynb #77e8bf9f
+def copy_training_curves(results:list[dict], metric:str="exact_match_accuracy", lengths=(75, 100, 200), order=None,
+                        ) -> dict[int, dict[str, list[dict]]]:
+    "Per string length, per setting: one row per in-training evaluation step with the mean/min/max of `metric` over seeds."
+    runs, out = by_setting([r for r in results if "curve" in r.get("copy", {})], order), {}
+    for L in lengths:
+        per_setting = {}
+        for name, rs in runs.items():
+            per = [{row["step"]: row[metric] for row in r["copy"]["curve"] if row["length"] == L} for r in rs]
+            steps = sorted(set.intersection(*(set(p) for p in per)))
+            if steps: per_setting[name] = [{"step": s, **seed_stats([p[s] for p in per])} for s in steps]
+        if per_setting: out[L] = per_setting
+    return out
+
+def plot_copy_training(results:list[dict], metric:str="exact_match_accuracy", lengths=(75, 100, 200), order=None,
+                       title:str|None=None):
+    "One panel per string length: per setting `metric` against the training step, mean over seeds, min-max band."
+    import plotly.colors as pc, plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    curves, words = copy_training_curves(results, metric, lengths, order), metric.replace("_", " ")
+    names, colors, shown = list(by_setting([r for r in results if "copy" in r], order)), pc.qualitative.Plotly, set()
+    fig = make_subplots(rows=1, cols=max(1, len(curves)), shared_yaxes=True, subplot_titles=[f"{L} letters" for L in curves])
+    for j, per in enumerate(curves.values(), 1):
+        for name, rows in per.items():
+            x, c = [r["step"] for r in rows], colors[names.index(name) % len(colors)]
+            if rows[0]["n"] > 1: _band(fig, x, [r["min"] for r in rows], [r["max"] for r in rows], c, row=1, col=j)
+            fig.add_trace(go.Scatter(x=x, y=[r["mean"] for r in rows], mode="lines+markers", line=dict(color=c), legendgroup=name,
+                                     name=seeds_label(name, rows[0]["n"]), showlegend=name not in shown), row=1, col=j)
+            shown.add(name)
+    ranges = ", ".join(f"{lo}–{hi}" for lo, hi in copy_train_ranges(results))
+    fig.update_xaxes(title_text="training step"); fig.update_yaxes(range=[-0.02, 1.02])
+    fig.update_yaxes(title_text=words, row=1, col=1)
+    fig.update_layout(title=title or f"Past the training lengths ({ranges} letters) during training: {words} (mean over seeds, min-max shaded)",
+                      template="plotly_white", height=430, legend=dict(orientation="h", y=-0.25))
+    return fig
+
+# %% ../nbs/15_sweep.ipynb #c70ddd58
+def copy_outcome(results:list[dict], metric:str="exact_match_accuracy", order=None,
+                 threshold:float=0.5, # the level whose reach is reported
+                ) -> str:
+    "Markdown bullets, one per setting: `metric` at the longest training length and the first length past it, and how far its mean stays >= `threshold`."
+    curves, words = copy_curves(results, metric, order), metric.replace("_", " ")
+    hi, out = max((h for _, h in copy_train_ranges(results)), default=0), []
+    for name, rows in curves.items():
+        if not rows: continue
+        at = {r["length"]: r for r in rows}
+        marks = [L for L in (max((L for L in at if L <= hi), default=None), min((L for L in at if L > hi), default=None)) if L]
+        held = [r["length"] for r in takewhile(lambda r: r["mean"] >= threshold, rows)]
+        reach = (f"the mean stays ≥ {threshold} up to {held[-1]} letters ({held[-1] / hi:.1f}× the longest training string)" if held
+                 else f"the mean is below {threshold} from {rows[0]['length']} letters on")
+        out.append(f"* **{seeds_label(name, rows[0]['n'])}**: {words} " + ", ".join(f"{fmt_stats(at[L])} at {L} letters" for L in marks)
+                   + f"; {reach}.")
+    return "\n".join(out)
 
 # %% ../nbs/15_sweep.ipynb #89be0177
 def position_runs(results:list[dict], order=None) -> dict[str, list[dict]]:
@@ -298,19 +413,22 @@ def window_ce(pos:dict, lo:int, hi:int) -> float:
     ce, w = pos["per_position_ce"][lo:hi], pos["doc_counts"][lo:hi]
     return sum(c * n for c, n in zip(ce, w)) / sum(w)
 
+def position_windows(runs:dict[str, list[dict]]) -> list[tuple[int, int]]:
+    "The `context_windows` of `position_runs`: from the training length to the positions every run reached."
+    first = next(iter(runs.values()))[0]
+    return context_windows(first["train_length"], min(len(p["per_position_ce"]) for rs in runs.values() for p in rs))
+
+def window_stats(ps:list[dict], lo:int, hi:int) -> dict:
+    "`seed_stats` of the windowed cross-entropy of one setting's per-position results."
+    return seed_stats([window_ce(p, lo, hi) for p in ps])
+
 def position_table(results:list[dict], order=None):
     "A DataFrame: settings down, context windows across, `mean (min-max)` over seeds of the windowed cross-entropy."
     import pandas as pd
     runs = position_runs(results, order)
     if not runs: return pd.DataFrame()
-    first = next(iter(runs.values()))[0]
-    wins = context_windows(first["train_length"], min(len(p["per_position_ce"]) for rs in runs.values() for p in rs))
-    rows = {}
-    for name, ps in runs.items():
-        cells = {}
-        for lo, hi in wins:
-            cells[f"({lo}, {hi}]"] = fmt_stats(seed_stats([window_ce(p, lo, hi) for p in ps]))
-        rows[seeds_label(name, len(ps))] = cells
+    rows = {seeds_label(name, len(ps)): {f"({lo}, {hi}]": fmt_stats(window_stats(ps, lo, hi)) for lo, hi in position_windows(runs)}
+            for name, ps in runs.items()}
     df = pd.DataFrame(rows).T; df.columns.name = "tokens of context"
     return df
 
@@ -321,6 +439,21 @@ def fake_position_result(sweep:str, name:str, seed:int, ce:list[float], # CE at 
     return fake_result(sweep, name, seed, position={"dataset_file": "synthetic", "max_length": len(ce) + 1,
                        "train_length": train_length, "num_documents": 2, "dtype": "float32", "seconds": 0.0,
                        "per_position_ce": list(ce), "doc_counts": [2] * len(ce)})
+
+# %% ../nbs/15_sweep.ipynb #647df2f8
+def position_outcome(results:list[dict], order=None) -> str:
+    "Markdown bullets, one per setting: cross-entropy inside the training length, over the farthest window, and the change."
+    runs = position_runs(results, order)
+    if not runs: return ""
+    wins = position_windows(runs)
+    (lo0, hi0), (lo, hi), T = wins[0], wins[-1], next(iter(runs.values()))[0]["train_length"]
+    out = []
+    for name, ps in runs.items():
+        rise = seed_stats([window_ce(p, lo, hi) - window_ce(p, lo0, hi0) for p in ps])
+        out.append(f"* **{seeds_label(name, len(ps))}**: cross-entropy {fmt_stats(window_stats(ps, lo0, hi0))} over the first {hi0} "
+                   f"positions (the training length), {fmt_stats(window_stats(ps, lo, hi))} over positions {lo + 1}–{hi} (up to "
+                   f"{hi / T:g}× the training length): {rise['mean']:+.3f} nats.")
+    return "\n".join(out)
 
 # %% ../nbs/15_sweep.ipynb #9a3f76b5
 def load_bench(folder) -> tuple[list[dict], list[str]]:
@@ -363,25 +496,128 @@ def plot_bench(reports:list[dict], title:str="Step time of each regularizer rela
 # %% ../nbs/15_sweep.ipynb #15440927
 _SMALL_MAMBA2 = ["arch.hidden_size=256", "arch.num_heads=8", "arch.head_dim=64", "arch.state_size=64",
                  "arch.num_hidden_layers=4", "arch.chunk_size=64"]
+_COPY = {"baseline": ("copy_jelassi_mamba2_45m_baseline", []), "weight_decay": ("copy_jelassi_mamba2_45m_wd", []),
+         "pre_norm": ("copy_jelassi_mamba2_45m_pre_norm", []), "pre_linear": ("copy_jelassi_mamba2_45m_pre_linear", []),
+         "vpad": ("copy_jelassi_mamba2_45m_vpad", [])}
+_TEXT = {"baseline": ("mamba2_85m_lengen_pile_baseline", []), "vpad": ("mamba2_85m_lengen_pile_vpad", []),
+         "weight_decay": ("mamba2_85m_lengen_pile_wd", [])}
 
 SWEEPS = {
-    "fig1_copy_task": Sweep("fig1_copy_task", {
-        "baseline": ("copy_jelassi_mamba2_45m_baseline", []), "weight_decay": ("copy_jelassi_mamba2_45m_wd", []),
-        "pre_norm": ("copy_jelassi_mamba2_45m_pre_norm", []), "pre_linear": ("copy_jelassi_mamba2_45m_pre_linear", []),
-        "vpad": ("copy_jelassi_mamba2_45m_vpad", [])}, seeds=[0, 1, 2],
+    "fig1_copy_task": Sweep("fig1_copy_task", _COPY, seeds=[0, 1, 2],
         scale=["wandb.enabled=false", "max_steps=1000", "per_device_train_batch_size=128", "save_steps=500", "logging_steps=100",
                "schedule.warmup_steps=100", *_SMALL_MAMBA2, "data.copy_task.max_len=20",
                "data.copy_task.eval_lengths=[5,10,15,20,25,30,40,50,75,100,150,200]", "data.copy_task.eval_samples=100",
                "data.val_batch_size=100"]),
-    "fig2_position_loss": Sweep("fig2_position_loss", {
-        "baseline": ("mamba2_85m_lengen_pile_baseline", []), "vpad": ("mamba2_85m_lengen_pile_vpad", []),
-        "weight_decay": ("mamba2_85m_lengen_pile_wd", [])}, seeds=[0, 1],
+    "fig2_position_loss": Sweep("fig2_position_loss", _TEXT, seeds=[0, 1],
         scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "data.path={data}/train", "data.block_size=256",
                "max_steps=600", "per_device_train_batch_size=32", "gradient_accumulation_steps=1", "save_steps=300",
                "logging_steps=100", "schedule.warmup_steps=60", *_SMALL_MAMBA2, "eval_extra.dataset_file={data}/heldout.jsonl",
                "eval_extra.max_length=8192", "eval_extra.batch_size=8",
                "compile.cuda_graphs=true"]),
+    "copy_full_scale": Sweep("copy_full_scale", _COPY, seeds=[0, 1, 2], scale=["wandb.enabled=false"]),
+    "position_85m": Sweep("position_85m", {**_TEXT, "pre_linear": ("mamba2_85m_lengen_pile_pre_linear", [])}, seeds=[0, 1],
+        scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "data.path={data}/train",
+               "eval_extra.dataset_file={data}/heldout.jsonl", "eval_extra.max_length=65536",
+               "max_steps=800", "schedule.warmup_steps=40"], data="data/debian_mix"),
 }
+
+# %% ../nbs/15_sweep.ipynb #1e901ed1
+def window_rates(step_ends:list[list[float]], # per process, the clock time (s) of each of its step ends, in order
+                ) -> dict|None:
+    "Each process's steps/s over the window in which all are past their first step and none has finished (None: no such window)."
+    start, end = max(t[0] for t in step_ends), min(t[-1] for t in step_ends)
+    if end <= start: return None
+    done = lambda t, at: float(np.interp(at, t, np.arange(1, len(t) + 1)))   # steps done by time `at`, linear between step ends
+    rates = [(done(t, end) - done(t, start)) / (end - start) for t in step_ends]
+    return {"start": start, "end": end, "window_s": end - start, "per_run_steps_per_s": rates, "aggregate_steps_per_s": sum(rates)}
+
+# %% ../nbs/15_sweep.ipynb #394a7e98
+def bench_command(experiment:str, steps:int, seed:int, overrides=(), out=None) -> list[str]:
+    "The `lengen_bench --train-loop` command line (as `python -m lengen.bench`) of one run of a throughput measurement."
+    sets = [a for o in (*overrides, f"seed={seed}") for a in ("--set", o)]
+    return [sys.executable, "-m", "lengen.bench", "--train-loop", experiment, "--steps", str(steps), "--warmup", "1", *sets,
+            "--out", str(out)]
+
+def _method(n:int, mps:bool) -> str:
+    "How `n` processes shared the GPU, in words."
+    procs = f"{n} process{'es' * (n != 1)}"
+    return f"CUDA MPS, {procs}" if mps else (f"{procs} side by side, no MPS" if n > 1 else "1 process alone")
+
+def _loss_at(report:dict, steps=(50, 500)) -> dict:
+    "The losses a `lengen_bench --train-loop` run logged at `steps` (those it reached), keyed by step."
+    logged = {s: loss for s, loss in report["logged_loss"]}
+    return {str(s): logged[s] for s in steps if s in logged}
+
+def concurrent_throughput(experiment:str, n:int, steps:int, overrides=(), env:dict|None=None, work=".", mps:bool=False) -> dict:
+    "Train `n` processes of `experiment` at once (seeds 0..n-1); their steps/s over the window all of them train in."
+    work, t0, procs = Path(work), time.time(), []
+    for i in range(n):
+        with open(work/f"{n}x-seed{i}.log", "wb") as log:
+            procs.append(subprocess.Popen(bench_command(experiment, steps, i, overrides, work/f"{n}x-seed{i}.json"), stdout=log,
+                                          stderr=subprocess.STDOUT, env=env))
+    failed = [i for i, p in enumerate(procs) if p.wait()]
+    if failed: raise RuntimeError(f"throughput: {len(failed)} of {n} runs failed; {work/f'{n}x-seed{failed[0]}.log'} ends:\n"
+                                  + _tail(work/f"{n}x-seed{failed[0]}.log"))
+    reports = [json.loads((work/f"{n}x-seed{i}.json").read_text()) for i in range(n)]
+    w = window_rates([r["step_end_times"] for r in reports])
+    if w is None: raise ConfigError("--steps", steps, f"enough steps that all {n} runs train at the same time",
+                                    "The last run to start had not made its first step when the first run finished.")
+    return {"concurrent_runs": n, "mps": mps, "method": _method(n, mps), "aggregate_steps_per_s": round(w["aggregate_steps_per_s"], 3),
+            "window_s": round(w["window_s"], 1), "wall_s": round(time.time() - t0, 1),
+            "runs": [{"seed": i, "steps_per_s": round(v, 3), "loss_at": _loss_at(r)}
+                     for i, (r, v) in enumerate(zip(reports, w["per_run_steps_per_s"]))]}
+
+def sweep_throughput(experiment:str, # a shipped experiment
+                     runs=(1, 4, 8), # numbers of processes at once, one measurement each
+                     mps:bool=False, # share the GPU through CUDA MPS
+                     steps:int=600, # training steps of each process
+                     overrides=(), # more `key=value` overrides of every run
+                     work_dir=None, # keep the runs' reports and logs here (default: a temporary folder)
+                     log=print) -> dict:
+    "Aggregate training steps/s of `n` concurrent `lengen_bench --train-loop` runs of `experiment`, for each `n` of `runs`."
+    if not runs or min(runs) < 1: raise ConfigError("--runs", list(runs), "positive numbers of processes, e.g. 1,4,8")
+    if steps < 2: raise ConfigError("--steps", steps, "at least 2 (the first step is left out of the window)")
+    compose_config(experiment, [*overrides, "seed=0"])   # a misspelt override: refused here, not by every process
+    measured = []
+    with tempfile.TemporaryDirectory(prefix="lengen_throughput_") as tmp, (mps_daemon() if mps else nullcontext()) as base:
+        work = Path(work_dir or tmp); work.mkdir(parents=True, exist_ok=True)
+        for n in runs:
+            measured.append(concurrent_throughput(experiment, n, steps, overrides, child_env(n, base), work, mps))
+            log(f"{measured[-1]['method']}: {measured[-1]['aggregate_steps_per_s']} steps/s in all over {measured[-1]['window_s']} s")
+    best = max(measured, key=lambda m: m["aggregate_steps_per_s"])
+    return {"experiment": experiment, "overrides": [relative_override(o) for o in overrides], "steps": steps, "device": device_name(),
+            "single_steps_per_s": next((m["aggregate_steps_per_s"] for m in measured if m["concurrent_runs"] == 1), None),
+            "aggregate_steps_per_s": best["aggregate_steps_per_s"], "concurrent_runs": best["concurrent_runs"],
+            "method": best["method"], "measurements": measured}
+
+# %% ../nbs/15_sweep.ipynb #02a2050b
+def throughput_rows(rep:dict, # a `sweep_throughput` report, or the candidates file of tools/copy_throughput_gpu.sh
+                   ) -> list[dict]:
+    "One row per measurement: how the processes shared the GPU, how many, steps/s in all and per run, one run alone's, seed 0's losses."
+    if "measurements" in rep:
+        return [{"method": m["method"], "runs": m["concurrent_runs"], "all": m["aggregate_steps_per_s"],
+                 "per_run": [r["steps_per_s"] for r in m["runs"]], "alone": rep["single_steps_per_s"],
+                 "loss": next((r["loss_at"] for r in m["runs"] if r["seed"] == 0), {}), "note": ""} for m in rep["measurements"]]
+    alone = {k: v["steps_per_s"] for k, v in rep.get("single", {}).items()}
+    return ([{"method": f"1 process alone, {k.replace('_', ' ')}", "runs": 1, "all": v, "per_run": [v], "alone": v, "loss": {},
+              "note": ""} for k, v in alone.items()] +
+            [{"method": f"{_method(c['runs'], c['mps'])}, chunk size {c['chunk_size']}", "runs": c["runs"],
+              "all": c["aggregate_steps_per_s"], "per_run": c["per_run"], "alone": alone.get(f"chunk_size_{c['chunk_size']}"),
+              "loss": {}, "note": c.get("note", "")} for c in rep.get("concurrent", [])])
+
+def throughput_table(rep:dict, run_steps:int=20_000, # steps of one run of the sweep to plan
+                    ):
+    "A DataFrame of `throughput_rows`: steps/s in all and per run, the gain over one run alone, minutes for the N runs."
+    import pandas as pd
+    rows = throughput_rows(rep)
+    losses, notes = any(r["loss"] for r in rows), any(r["note"] for r in rows)
+    loss = lambda d: " / ".join(f"{d[k]:.3f}" if k in d else "–" for k in ("50", "500"))
+    return pd.DataFrame([{"how": r["method"], "runs": r["runs"], "steps/s in all": r["all"],
+                          "steps/s per run": fmt_stats(seed_stats(r["per_run"]), 1),
+                          "× one alone": round(r["all"] / r["alone"], 2) if r["alone"] else None,
+                          f"minutes for the runs, {run_steps:,} steps each": round(r["runs"] * run_steps / r["all"] / 60, 1),
+                          **({"seed 0's loss at steps 50 / 500": loss(r["loss"])} if losses else {}),
+                          **({"note": r["note"]} if notes else {})} for r in rows])
 
 # %% ../nbs/15_sweep.ipynb #ce1028fa
 def sweep_specs(names:list[str], seeds=None, full_scale:bool=False, data_root=None,
@@ -397,26 +633,45 @@ def sweep_specs(names:list[str], seeds=None, full_scale:bool=False, data_root=No
     return [RunSpec(s.sweep, s.name, s.experiment, (*s.overrides, *extra), s.seed)
             for n in names for s in SWEEPS[n].specs(seeds, [] if full_scale else None, data_root) if not only or s.name in only]
 
+def _ints(key:str, text:str) -> list[int]:
+    "A comma-separated list of integers from the command line (`ConfigError` otherwise)."
+    try: return [int(x) for x in text.split(",")]
+    except ValueError: raise ConfigError(key, text, "comma-separated integers, e.g. 0,1,2") from None
+
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `python -m lengen.sweep`."
     p = argparse.ArgumentParser(prog="lengen_sweep", description="Train and evaluate the runs of named sweeps, several at "
-                                "once; each finished run writes <results-root>/<sweep>/<setting>-seed<S>.json.")
-    p.add_argument("sweeps", nargs="+", help=f"one or more of: {', '.join(SWEEPS)}")
+                                "once; each finished run writes <results-root>/<sweep>/<setting>-seed<S>.json. With --throughput, "
+                                "measure instead how many training steps per second N runs of one experiment make together.")
+    p.add_argument("sweeps", nargs="*", help=f"one or more of: {', '.join(SWEEPS)}")
     p.add_argument("--seeds", default=None, help="comma-separated seeds (default: each sweep's)")
     p.add_argument("--max-parallel", type=int, default=1, help="runs at once, each its own process")
     p.add_argument("--time-limit", type=float, default=None, help="seconds for the whole sweep; runs still going are stopped")
     p.add_argument("--min-left", type=float, default=0, help="with --time-limit: start no run with fewer seconds left")
     p.add_argument("--results-root", default=str(repo_root()/"results"))
     p.add_argument("--work-root", default="outputs/sweep", help="run folders with checkpoints (never committed)")
-    p.add_argument("--data-root", default=None, help="the text corpus of tools/build_text_corpus.py (default: data/python_docs)")
+    p.add_argument("--data-root", default=None, help="the text corpus of tools/build_text_corpus.py (default: each sweep's own, "
+                   "data/python_docs or data/debian_mix)")
     p.add_argument("--full-scale", action="store_true", help="the shipped experiments without the reduced-scale overrides")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an override for every run (repeatable)")
     p.add_argument("--only", default=None, help="comma-separated settings to run (default: all)")
+    p.add_argument("--mps", action="store_true", help="share the GPU through CUDA MPS: the processes' kernels run at the same time")
+    p.add_argument("--throughput", metavar="EXPERIMENT", help="run no sweep: measure the training steps/s of --runs concurrent "
+                   "`lengen_bench --train-loop EXPERIMENT` processes (with --mps, --set, --steps, --out)")
+    p.add_argument("--runs", default="1,4,8", help="with --throughput: comma-separated numbers of processes at once")
+    p.add_argument("--steps", type=int, default=600, help="with --throughput: training steps of each process")
+    p.add_argument("--out", default=None, help="with --throughput: also write the report (JSON) here")
     a = p.parse_args(argv)
+    if bool(a.sweeps) == bool(a.throughput): p.error("name one or more sweeps, or --throughput EXPERIMENT")
     def run():
-        seeds = [int(s) for s in a.seeds.split(",")] if a.seeds else None
+        if a.throughput:
+            rep = sweep_throughput(a.throughput, _ints("--runs", a.runs), a.mps, a.steps, a.set)
+            print(json.dumps(rep, indent=1))
+            if a.out: write_json(rep, a.out)
+            return
+        seeds = _ints("--seeds", a.seeds) if a.seeds else None
         specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only else None)
-        sts = run_sweep(specs, a.results_root, a.work_root, a.max_parallel, a.time_limit, a.min_left)
+        sts = run_sweep(specs, a.results_root, a.work_root, a.max_parallel, a.time_limit, a.min_left, a.mps)
         print(json.dumps([{k: v for k, v in s.items() if k != "tail"} for s in sts], indent=1))
     return run_cli("lengen_sweep", run)
 

@@ -16,7 +16,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from .config import ConfigError, compose_config, in_ipython, list_experiments, validate_config
 from .data import rank_and_world
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
-from .eval_io import write_json
+from .eval_io import check_writable, share_files, write_json
 
 # %% auto #0
 __all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'RUN_OUTPUTS', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in',
@@ -122,9 +122,12 @@ def latest_checkpoint(output_dir, skipped:list|None=None, # newer incomplete che
     return None
 
 def rotate_checkpoints(output_dir, limit:int|None, keep:str|None=None):
-    "Delete all but the newest `limit` complete checkpoints (by step; never `keep`; incomplete folders are not counted nor touched)."
+    "Delete all but the newest `limit` complete checkpoints (by step; never `keep`), and incomplete ones older than the newest complete one."
     if not limit: return
-    for d in [d for d in _checkpoints(output_dir) if checkpoint_problem(d) is None][:-limit]:
+    ckpts = _checkpoints(output_dir)
+    complete = [d for d in ckpts if checkpoint_problem(d) is None]
+    superseded = [d for d in ckpts if d not in complete and complete and ckpts.index(d) < ckpts.index(complete[-1])]
+    for d in complete[:-limit] + superseded:
         if keep is None or Path(keep).resolve() != d.resolve(): shutil.rmtree(d)
 
 def resolve_resume(cfg, log=print) -> str|None:
@@ -137,7 +140,7 @@ def resolve_resume(cfg, log=print) -> str|None:
     return found
 
 # %% ../nbs/08_train.ipynb #01baf50d
-RUN_OUTPUTS = ("lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
+RUN_OUTPUTS = ("lengen_command.json", "lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
                "model.safetensors.index.json", "training_args.bin", "copy_eval.json", "copy_eval.html", "eval_curve.json")  # what a run writes beside its checkpoints
 
 def previous_run(output_dir) -> list[str]:
@@ -155,11 +158,8 @@ def check_output_dir(cfg):
                               "run there, or overwrite_output_dir=true to delete it and start anew",
                               hint=f"It holds another run ({', '.join(found[:4])}{', ...' if len(found) > 4 else ''}).")
         for name in found: (shutil.rmtree if (out/name).is_dir() else os.remove)(out/name)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(out/".partial", ignore_errors=True)   # an interrupted save's leftovers
-        (out/".lengen_write_test").write_text(""); (out/".lengen_write_test").unlink()
-    except OSError as e: raise ConfigError("output_dir", str(out), "a folder this user can create and write", hint=str(e)) from None
+    check_writable(out, "output_dir")
+    shutil.rmtree(out/".partial", ignore_errors=True)   # an interrupted save's leftovers
 
 # %% ../nbs/08_train.ipynb #7335925e
 class LengenTrainer(Trainer):
@@ -187,6 +187,7 @@ class LengenTrainer(Trainer):
 
     def _save(self, output_dir=None, state_dict=None):
         with own_class(self.model): super()._save(output_dir, state_dict)   # not FSDP2's class (lengen.distributed)
+        share_files(output_dir or self.args.output_dir)   # transformers writes the weights through a private temporary file
 
     def _save_checkpoint(self, model, trial):
         final = Path(self.args.output_dir)/f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
@@ -239,7 +240,9 @@ class GenerationEvalCallback(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
         if state.global_step % self.every or not state.is_world_process_zero: return
         model = self.trainer.accelerator.unwrap_model(self.trainer.model)
+        loss_due = control.should_log   # `log` clears it: the step's loss would then go unlogged
         self.trainer.log(generation_metrics(model, self.tok, self.cfg))
+        control.should_log = loss_due
 
 # %% ../nbs/08_train.ipynb #2e2c4caa
 def cache_triton_autotuning() -> int:
@@ -328,6 +331,7 @@ def _collator(cfg, tokenizer):
 def run_training(cfg, # a composed, validated TrainingConfig
                  tokenizer=None, # default: `build_tokenizer(cfg)`
                  callbacks:list=(), # extra `TrainerCallback`s (e.g. `lengen_bench`'s step clock)
+                 command:dict|None=None, # the command line that started the run, kept as lengen_command.json (a resumed run keeps the first)
                 ) -> dict:
     "Train (or resume) the run `cfg` describes; returns the final metrics."
     from lengen.data import build_tokenizer, build_train_dataset
@@ -352,6 +356,8 @@ def run_training(cfg, # a composed, validated TrainingConfig
         step = json.loads((Path(resume)/"trainer_state.json").read_text())["global_step"]
         print(f"lengen_train: resuming from {resume} (step {step} of {cfg.max_steps})", flush=True)
     for cb in [FirstStepTimer(), *callbacks]: trainer.add_callback(cb)
+    if command and trainer.is_world_process_zero() and not (Path(cfg.output_dir)/"lengen_command.json").exists():
+        write_json(command, Path(cfg.output_dir)/"lengen_command.json")   # only now: a refused command writes nothing
     t0 = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
     metrics = {"train_loss": result.training_loss, "train_seconds": time.time() - t0}
@@ -435,9 +441,7 @@ def main(argv:list[str]|None=None) -> int:
         if cfg.dry_run:
             print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
             return 0
-        if rank_and_world()[0] == 0:
-            write_json({"experiment": experiment, "overrides": overrides}, Path(cfg.output_dir)/"lengen_command.json")
-        metrics = run_training(cfg)
+        metrics = run_training(cfg, command={"experiment": experiment, "overrides": overrides})
     except ConfigError as e:
         print(f"lengen_train: {e}", file=sys.stderr)
         return 2

@@ -63,8 +63,32 @@ def test_fig1_copy_task(tmp_path):
 
 def test_fig1_without_results(tmp_path):
     nb = run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "empty"))
-    assert "No results yet in" in "".join(outputs(nb, "stream"))
-    assert outputs(nb, PLOTLY) == []
+    text = "".join(outputs(nb, "stream"))
+    assert "No results yet in" in text and "No paper-scale results yet in" in text
+    assert outputs(nb, PLOTLY) == [] and outputs(nb, "text/markdown") == []
+
+
+def test_fig1_paper_scale(tmp_path):
+    from lengen.sweep import fake_copy_result, write_result
+    for seed in (0, 1):
+        for name, past in (("baseline", 0.1), ("vpad", 0.5)):
+            write_result(fake_copy_result("copy_full_scale", name, seed, {10: 1.0, 50: 1.0 - seed / 10, 100: past + seed / 10, 1000: 0.0},
+                                          curve={2000: {75: past, 100: 0.0}, 4000: {75: past + 0.2, 100: past}}), tmp_path / "res")
+    nb = run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "res"))
+    assert "No results yet in" in "".join(outputs(nb, "stream"))          # the reduced sweep has none
+    figs = outputs(nb, PLOTLY)
+    assert len(figs) == 2                                                  # (a) accuracy vs length, (b) during training
+    assert len(figs[0]["data"]) == 3 * 5
+    means = [t for t in figs[1]["data"] if t.get("mode") == "lines+markers"]
+    assert len(means) == 2 * 2 and [t["name"] for t in means[:2]] == ["baseline (2 seeds)", "vpad (2 seeds)"]
+    assert list(means[1]["x"]) == [2000, 4000] and means[1]["y"] == pytest.approx([0.5, 0.7])   # vpad at 75 letters
+    md = "".join(outputs(nb, "text/markdown"))
+    assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in md
+    assert "0.950 (0.900–1.000) at 50 letters, 0.550 (0.500–0.600) at 100 letters" in md
+    html = tables(nb)
+    assert len(html) == 1 and "0.150 (0.100–0.200)" in html[0]
+    assert (tmp_path / "res" / "copy_full_scale" / "copy_full_scale.html").is_file()
+    assert (tmp_path / "res" / "copy_full_scale" / "copy_full_scale_training.html").is_file()
 
 
 def test_fig2_position_loss(tmp_path):
@@ -79,8 +103,29 @@ def test_fig2_position_loss(tmp_path):
     assert "baseline (2 seeds)" in names and "vpad (2 seeds)" in names and "training length 8" in names
     table = tables(nb)[0]
     assert "(32, 64]" in table and "6.000" in table and "3.500 (3.000–4.000)" in table
-    assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in "".join(outputs(nb, "stream"))
+    text = "".join(outputs(nb, "stream"))
+    assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in text and "No paper-scale results yet in" in text
     assert (tmp_path / "r" / "fig2_position_loss" / "fig2_position_loss.html").is_file()
+
+
+def test_fig2_paper_scale(tmp_path):
+    from lengen.sweep import fake_position_result, write_result
+    for seed in (0, 1):
+        write_result(fake_position_result("position_85m", "baseline", seed, [3.0 + seed] * 8 + [6.0] * 56, 8), tmp_path / "r")
+        write_result(fake_position_result("position_85m", "vpad", seed, [3.0 + seed] * 64, 8), tmp_path / "r")
+    nb = run_nb("fig2_position_loss", tmp_path, results_root=str(tmp_path / "r"))
+    assert "No results yet in" in "".join(outputs(nb, "stream"))          # the reduced sweep has none
+    figs = outputs(nb, PLOTLY)
+    assert len(figs) == 1
+    names = [t.get("name") for t in figs[0]["data"]]
+    assert "baseline (2 seeds)" in names and "vpad (2 seeds)" in names and "training length 8" in names
+    table = tables(nb)
+    assert len(table) == 1 and "(32, 64]" in table[0] and "3.500 (3.000–4.000)" in table[0]
+    md = "".join(outputs(nb, "text/markdown"))
+    assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in md
+    assert ("* **baseline (2 seeds)**: cross-entropy 3.500 (3.000–4.000) over the first 8 positions (the training length), 6.000 "
+            "(6.000–6.000) over positions 33–64 (up to 8× the training length): +2.500 nats.") in md
+    assert (tmp_path / "r" / "position_85m" / "position_85m.html").is_file()
 
 
 def test_fig3_regularizer_cost(tmp_path):

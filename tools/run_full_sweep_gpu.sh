@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The paper-scale sweeps of lengen.sweep on one H200, in waves, several runs at once under CUDA MPS:
+#   copy_full_scale  the five copy_jelassi_mamba2_45m_* experiments exactly as shipped, 3 seeds (15 runs of 20,000 steps)
+#   position_85m     the 85M Mamba2 of mamba2_85m_lengen_pile_* on the local corpus data/debian_mix, 800 steps (105M
+#                    tokens), evaluated per position to 65,536 tokens; baseline, vpad, weight_decay, pre_linear x 2 seeds
+# Each finished run writes results/<sweep>/<setting>-seed<S>.json; a later wave skips the runs whose JSON is committed.
+#
+# Why waves, and why detached. One GPU command lasts at most 10 minutes; a machine lives at most 30 minutes, and only
+# while calls come back to back (it is given back ~30 s after a call ends); a run's checkpoints stay on its machine. So
+# a run must start and end on one machine: one machine is one wave. `start` launches `python -m lengen.sweep` in its
+# own process session (setsid nohup: it outlives the call) with a time limit that ends it before the machine goes back,
+# then waits; `wait` calls follow back to back, each printing progress from the run logs and packing every finished
+# run's JSON into $OUT; the last one returns once the sweep has ended (at its time limit at the latest).
+#
+# A wave is three calls of the device tool, back to back, from the repository root:
+#   run(carry=[".gpu"], command="SWEEPS=copy_full_scale MAX_PARALLEL=2 bash tools/run_full_sweep_gpu.sh start")  # ~8 min
+#   run(command="bash tools/run_full_sweep_gpu.sh wait")                                                        # ~9.5 min
+#   run(command="bash tools/run_full_sweep_gpu.sh wait")                                   # until the sweep has ended
+# After each call, on this machine: tar xzf <files_at>/full_sweep_results.tgz (it holds results/<sweep>/*.json: run it
+# at the repository root) and commit the JSONs. A call that never comes back (machine gone) loses only the runs still
+# going; every JSON packed by an earlier call is complete. Stop early: `bash tools/run_full_sweep_gpu.sh stop`.
+# position_85m reads the corpus: carry=[".gpu", "data/debian_mix"] in the start call (all a call carries must fit in
+# 64 MiB; .gpu is ~33 MiB), e.g. SWEEPS=position_85m MAX_PARALLEL=4 SWEEP_ARGS="--seeds 0".
+#
+# Modes: start | wait | collect (pack now, no waiting) | stop | throughput (how many runs a wave holds: runs
+# `python -m lengen.sweep --throughput` in the foreground, ~6 minutes; $OUT/sweep_throughput_h200.json goes to results/gpu/).
+#
+# Settings (environment): SWEEPS (start; default copy_full_scale), MAX_PARALLEL (default 2), MPS (1; 0: no CUDA MPS),
+# TIME_LIMIT (seconds the sweep may run, default 1440: with ~2 minutes of machine start and ~1 of setup it ends ~27
+# minutes into the machine), MIN_LEFT (seconds: no run starts with less left, default 1200: one wave per machine),
+# WAIT (seconds a call waits; default 480 for start, 540 for wait), SWEEP_ARGS (more lengen.sweep options: "--seeds 1",
+# "--only baseline,vpad"), THROUGHPUT_EXPERIMENT (copy_jelassi_mamba2_45m_vpad), THROUGHPUT_RUNS (1,2,4,8),
+# THROUGHPUT_STEPS (600).
+#
+# Expected time per wave. A copy run is 20,000 steps plus 11 evaluations (every 2000 steps and at the end: 10 lengths
+# to 1000 letters; 20-80 s a pass with HF generate on an H200, results/gpu/copy_throughput_candidates_h200.json, about
+# 4x less with lengen.decode's recurrent decoding, which Mamba2 now uses) plus the machine's first Triton autotuning
+# (~2 minutes, once). At the rates measured so far (one run alone 33 steps/s, two side by side 39 in all, four under
+# MPS 48.6), one run alone takes ~10 minutes of training + 1-15 of evaluation, two at once ~17 + 1-15: MAX_PARALLEL=2 is
+# the most a 24-minute wave holds today (the evaluation is the uncertain part: look at wall_seconds in the first wave's
+# JSONs), so the 15 copy runs take ~8 waves. With a faster step, measure first
+# (`throughput` mode; the minutes column of the table in nbs/15_sweep.ipynb) and take the largest N for which
+# N x 20,000 / (steps/s in all) plus the evaluations fits TIME_LIMIT. A position_85m run trains 800 steps at 0.28 s alone
+# (~4 minutes; its step fills the GPU, so 4 at once take ~15) and evaluates to 65,536 positions in about a minute: 4 at
+# once (one seed) fit a wave, 2 waves in all (the memory of 4 such runs at once is not measured yet: watch the first).
+set -uo pipefail
+MODE=${1:-wait}
+OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
+export W=${SWEEP_WORK:-/tmp/full_sweep}; mkdir -p "$W/results"   # outside the repository: each call re-syncs the tree
+source tools/gpu_env.sh   # carried wheels and kernels (installed once a machine), offline environment
+MPSFLAG=$([ "${MPS:-1}" = 1 ] && echo --mps)
+
+running() { [ -f "$W/sweep.pid" ] && kill -0 "$(cat "$W/sweep.pid")" 2>/dev/null; }
+
+progress() {   # one line per run from its log: done or not, training steps (~, from the logged losses), evaluations, last loss
+  python3 - <<'PY'
+import os, pathlib, re, time
+W = pathlib.Path(os.environ["W"])
+t0 = float((W/"started").read_text()) if (W/"started").is_file() else time.time()
+print(f"--- {time.strftime('%H:%M:%S')}: {(time.time() - t0) / 60:.1f} min into the wave")
+for log in sorted(W.glob("runs/*/*/sweep.log")):
+    sweep, run, text = log.parent.parent.name, log.parent.name, log.read_text(errors="replace")
+    losses = re.findall(r"'loss': '?([-0-9.eE+]+)", text)
+    evals = sum("'copy/exact_match_accuracy@" in line for line in text.splitlines())
+    state = "done" if (W/"results"/sweep/f"{run}.json").is_file() else "not done"
+    print(f"{sweep}/{run}: {state}; ~step {50 * (len(losses) + evals)} (a loss logged every 50 steps, none at an evaluation), "
+          f"{evals} evaluations, last loss {losses[-1] if losses else '-'}")
+PY
+  tail -n 4 "$W/sweep.log" 2>/dev/null
+}
+
+pack() {   # every results JSON (untar at the repository root), the logs, the progress
+  (cd "$W" && tar czf "$OUT/full_sweep_results.tgz" results)
+  (cd "$W" && tar czf "$OUT/full_sweep_logs.tgz" $(ls sweep.log runs/*/*/sweep.log runs/*/*/train_summary.json 2>/dev/null))
+  progress > "$OUT/progress.txt" 2>&1
+  echo "packed $(find "$W/results" -name '*.json' | wc -l) results JSONs into $OUT/full_sweep_results.tgz"
+}
+
+wait_for() {   # SECONDS: until the sweep has ended or SECONDS have passed, progress every 2 minutes
+  local until=$(( $(date +%s) + $1 )) next=0
+  while running && [ "$(date +%s)" -lt "$until" ]; do
+    [ "$(date +%s)" -ge "$next" ] && { progress; next=$(( $(date +%s) + 120 )); }
+    sleep 10
+  done
+  running && echo "the sweep is still running: call 'wait' again" || echo "the sweep has ended"
+}
+
+case $MODE in
+  start)
+    if running; then echo "a sweep is running already (pid $(cat "$W/sweep.pid")): waiting on it"
+    else
+      for s in ${SWEEPS:-copy_full_scale}; do   # the committed results: the sweep skips those runs
+        [ "$s" = position_85m ] && [ ! -d data/debian_mix/train ] && { echo "data/debian_mix is not here: carry it"; exit 2; }
+        mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
+      done
+      python3 -c "import torch; from lengen.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
+      date +%s > "$W/started"
+      setsid nohup python3 -m lengen.sweep ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-2}" \
+        --time-limit "${TIME_LIMIT:-1440}" --min-left "${MIN_LEFT:-1200}" --results-root "$W/results" --work-root "$W/runs" \
+        ${SWEEP_ARGS:-} > "$W/sweep.log" 2>&1 < /dev/null &
+      echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, ${MAX_PARALLEL:-2} at a time"
+    fi
+    wait_for "${WAIT:-480}"; pack ;;
+  wait) wait_for "${WAIT:-540}"; pack ;;
+  collect) progress; pack ;;
+  stop) running && kill -- "-$(cat "$W/sweep.pid")"; sleep 5; pack ;;   # the sweep's process group: its runs too
+  throughput)
+    timeout 570 python3 -m lengen.sweep --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \
+      --runs "${THROUGHPUT_RUNS:-1,2,4,8}" $MPSFLAG --steps "${THROUGHPUT_STEPS:-600}" ${SWEEP_ARGS:-} \
+      --out "$W/sweep_throughput_h200.json" > "$OUT/throughput.log" 2>&1
+    echo "throughput rc=$?"; tail -n 5 "$OUT/throughput.log"
+    cp "$W/sweep_throughput_h200.json" "$OUT/" 2>/dev/null ;;   # here: copy it to results/gpu/ and commit it
+  *) echo "usage: bash tools/run_full_sweep_gpu.sh start|wait|collect|stop|throughput"; exit 2 ;;
+esac
