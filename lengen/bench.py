@@ -17,7 +17,8 @@ from .models import add_run_modules, attn_kwargs, run_config
 
 # %% auto #0
 __all__ = ['SHAPES', 'VARIANTS', 'MODEL_KEYS', 'variant_overrides', 'model_key', 'bench_config', 'build_bench_model',
-           'model_flops_per_token', 'time_steps', 'run_bench', 'StepClock', 'bench_training', 'main']
+           'model_flops_per_token', 'time_steps', 'time_inputs', 'run_bench', 'StepClock', 'training_batch',
+           'bench_training', 'main']
 
 # %% ../nbs/09_bench.ipynb #ce90efc4
 def _smollm3(**kw):
@@ -108,15 +109,20 @@ def _sync(device):
 def time_steps(model, batch:int, seq_len:int, steps:int, warmup:int, device,
                doc_len:int|None=None, # pack documents of this many tokens (position_ids restart), as doc masking trains
               ) -> float:
-    "Median seconds per training step (bf16 autocast, fp32 master weights, fused AdamW, clipping at 1)."
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=device.type == "cuda")
+    "Median seconds per training step on random tokens (bf16 autocast, fp32 master weights, fused AdamW, clipping at 1)."
     ids = torch.randint(0, model.config.vocab_size, (batch, seq_len), device=device)
     pos = None if doc_len is None else (torch.arange(seq_len, device=device) % doc_len).expand(batch, -1)
+    return time_inputs(model, {"input_ids": ids, "position_ids": pos, "labels": ids}, steps, warmup, device)
+
+def time_inputs(model, inputs:dict, # the model's keyword arguments for one step (labels included)
+                steps:int, warmup:int, device) -> float:
+    "Median seconds per training step on `inputs`, as `time_steps` times it."
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=device.type == "cuda")
     times = []
     for i in range(warmup + steps):
         _sync(device); t0 = time.perf_counter()
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-            loss = model(input_ids=ids, position_ids=pos, labels=ids).loss
+            loss = model(**inputs).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step(); opt.zero_grad(set_to_none=True)
@@ -171,6 +177,14 @@ class StepClock(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if "loss" in (logs or {}): self.losses.append([state.global_step, float(logs["loss"])])
 
+def training_batch(cfg) -> dict:
+    "The first micro-batch `lengen_train` would train on for `cfg` (its dataset and collator), on the CPU."
+    from lengen.data import build_tokenizer, build_train_dataset
+    from lengen.train import _collator
+    tok = build_tokenizer(cfg)
+    ds = build_train_dataset(cfg, tok)
+    return _collator(cfg, tok)([ds[i] for i in range(cfg.per_device_train_batch_size)])
+
 def bench_training(experiment:str|None, # a shipped experiment
                    overrides:list[str]=(), # more `key=value` overrides (data path, tokenizer, ...)
                    steps:int=60, bare_steps:int=10, warmup:int=3, output_dir:str|None=None) -> dict:
@@ -186,12 +200,14 @@ def bench_training(experiment:str|None, # a shipped experiment
     gaps = [b - a for a, b in zip([clock.t0] + clock.ends, clock.ends)]
     later = sorted(gaps[max(1, steps // 10):])
     steady = later[len(later) // 2]
-    d, b = cfg.data, cfg.per_device_train_batch_size
+    d, b, dev = cfg.data, cfg.per_device_train_batch_size, next(clock.model.parameters()).device
     padded = not packed_text(d)
-    seq = copy_row_length(d.copy_task) if padded else d.block_size
-    bare = time_steps(clock.model, b, seq, bare_steps, warmup, next(clock.model.parameters()).device)
+    if padded:   # examples: the loop's own first batch (padded rows, or packed into one with data.pack_examples)
+        inputs = {k: v.to(dev) for k, v in training_batch(cfg).items()}
+        bare, seq = time_inputs(clock.model, inputs, bare_steps, warmup, dev), inputs["input_ids"].numel() // b
+    else: bare, seq = time_steps(clock.model, b, d.block_size, bare_steps, warmup, dev), d.block_size
     overall = metrics["train_seconds"] / steps
-    step_tokens = b * cfg.gradient_accumulation_steps * seq       # per process, as the bare step
+    step_tokens = b * cfg.gradient_accumulation_steps * seq       # per process, as the bare step (padding included)
     steady_tok, overall_tok, bare_tok = step_tokens / steady, step_tokens / overall, b * seq / bare
     return {"experiment": experiment, "overrides": list(overrides), "steps": steps, "world_size": rank_and_world()[1],
             "padded_rows": padded, "tokens_per_row": seq, "first_step_s": gaps[0], "steady_step_s": steady,

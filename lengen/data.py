@@ -18,7 +18,7 @@ __all__ = ['COPY_SPECIALS', 'STREAM_TOKENIZE_BATCH', 'char_tokenizer', 'copy_str
            'CopyTaskDataset', 'padding_collator', 'copy_example_length', 'copy_row_length', 'pack_documents',
            'PackedTextDataset', 'help_topics_texts', 'small_bpe_tokenizer', 'build_tokenizer', 'packed_text',
            'load_local_documents', 'load_text_dataset', 'PackedRows', 'packed_rows_collator', 'packed_text_dataset',
-           'rank_and_world', 'stream_shard', 'build_train_dataset']
+           'prepacked_rows', 'rank_and_world', 'stream_shard', 'build_train_dataset']
 
 # %% ../nbs/05_data.ipynb #2700ed56
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -183,7 +183,7 @@ def packed_text(data_cfg) -> bool:
 def _is_saved_dataset(p:Path) -> bool: return (p/"dataset_info.json").exists() or (p/"dataset_dict.json").exists()
 
 def load_local_documents(data_cfg):
-    "The documents of `data.path` (a save_to_disk folder, or the *.parquet files under it), checked."
+    "The documents of `data.path` (a save_to_disk folder, or the *.parquet files under it), or its rows packed beforehand (`input_ids`), checked."
     import datasets
     p = Path(data_cfg.path)
     if _is_saved_dataset(p):
@@ -201,8 +201,9 @@ def load_local_documents(data_cfg):
         except (ValueError, OSError, datasets.exceptions.DatasetGenerationError) as e:   # no rows at all, or unreadable
             raise ConfigError("data.path", str(p), "readable *.parquet files holding documents",
                               hint=f"They hold none or cannot be read ({str(e).splitlines()[0]}).") from None
-    if data_cfg.text_column not in ds.column_names:
-        raise ConfigError("data.text_column", data_cfg.text_column, "a column of the dataset: " + ", ".join(ds.column_names))
+    if data_cfg.text_column not in ds.column_names and "input_ids" not in ds.column_names:
+        raise ConfigError("data.text_column", data_cfg.text_column, "a column of the dataset: " + ", ".join(ds.column_names),
+                          hint="(Or rows packed beforehand, in an `input_ids` column.)")
     if len(ds) == 0: raise ConfigError("data.path", str(p), "a dataset with at least one document", hint="It is empty.")
     return ds
 
@@ -261,6 +262,24 @@ def packed_text_dataset(ds, # local documents (`load_local_documents`)
         raise ConfigError("data.block_size", c.block_size, "at most the tokens of the corpus", hint="No full row could be packed.")
     return PackedRows(rows)
 
+# %% ../nbs/05_data.ipynb #c0c28cad
+def prepacked_rows(ds, # a local dataset with an `input_ids` column (`load_local_documents`)
+                   tokenizer, data_cfg) -> PackedRows:
+    "Rows tokenized and packed beforehand, checked against the run (`block_size` tokens each, ids in the vocabulary)."
+    import pyarrow.compute as pc
+    col = ds.data.column("input_ids")
+    sizes = pc.min_max(pc.list_value_length(col)).as_py()
+    if sizes["min"] != sizes["max"] or sizes["max"] != data_cfg.block_size:
+        found = sizes["max"] if sizes["min"] == sizes["max"] else f"{sizes['min']}..{sizes['max']}"
+        raise ConfigError("data.block_size", data_cfg.block_size, f"{found}, the length of the rows packed beforehand in data.path")
+    top = pc.max(pc.list_flatten(col)).as_py()
+    if top >= len(tokenizer):
+        raise ConfigError("pretrained_tokenizer", getattr(tokenizer, "name_or_path", "?"), "the tokenizer the rows of data.path "
+                          f"were packed with", hint=f"They hold token id {top}; this tokenizer has {len(tokenizer)} tokens.")
+    if data_cfg.use_doc_masking and "position_ids" not in ds.column_names:
+        raise ConfigError("data.use_doc_masking", True, "false for rows packed beforehand without a position_ids column")
+    return PackedRows(ds.select_columns([c for c in ("input_ids", "position_ids") if c in ds.column_names]))
+
 # %% ../nbs/05_data.ipynb #cdef9253
 def rank_and_world() -> tuple[int, int]:
     "This process's rank and the number of processes, as torchrun sets them (0, 1 in a plain run)."
@@ -279,5 +298,7 @@ def build_train_dataset(cfg, tokenizer):
     if d.synthetic == "copy":
         ct = d.copy_task
         return CopyTaskDataset(tokenizer, ct.num_train, ct.min_len, ct.max_len, ct.alphabet_size, seed=cfg.seed)
-    if d.path: return packed_text_dataset(load_local_documents(d), tokenizer, d)
+    if d.path:
+        docs = load_local_documents(d)
+        return (prepacked_rows if "input_ids" in docs.column_names else packed_text_dataset)(docs, tokenizer, d)
     return PackedTextDataset(stream_shard(load_text_dataset(d), *rank_and_world()), tokenizer, d)

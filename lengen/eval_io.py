@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_eval_io.ipynb #3e5dce1d
 from __future__ import annotations
-import json, os, re, sys, tempfile
+import contextlib, io, json, os, re, sys, tempfile
 from pathlib import Path
 
 import torch
@@ -15,7 +15,8 @@ from .config import ConfigError
 # %% auto #0
 __all__ = ['CHECKPOINT_VALID', 'EVAL_DTYPES', 'PLOTLY_JS', 'resolve_checkpoint', 'tiny_mamba2_run', 'run_config_of',
            'train_length', 'copy_train_range', 'eval_device', 'load_for_eval', 'atomic_write', 'file_mode',
-           'share_files', 'write_json', 'write_figure', 'run_cli', 'progress_bar', 'check_writable', 'output_dir_for']
+           'share_files', 'write_json', 'write_figure', 'run_cli', 'progress_bar', 'check_writable', 'output_dir_for',
+           'call_cli', 'folder_state']
 
 # %% ../nbs/10_eval_io.ipynb #591073c0
 CHECKPOINT_VALID = ("a checkpoint directory holding config.json (a run's output_dir after training, or one of its "
@@ -180,3 +181,17 @@ def output_dir_for(ckpt:str, # the evaluated checkpoint
     "`output_dir`, or the checkpoint's own folder when it is local, else `eval_results/<hub id>`."
     if output_dir: return Path(output_dir)
     return Path(ckpt) if Path(ckpt).is_dir() else Path("eval_results")/ckpt.replace("/", "__")
+
+# %% ../nbs/10_eval_io.ipynb #2ac02e88
+def call_cli(main, # a command's entry point, main(argv) -> exit status
+             *argv) -> tuple[int, str]:
+    "Run `main(argv)` in this process: (exit status, everything it wrote to stderr)."
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try: code = main([str(a) for a in argv])
+        except SystemExit as e: code = e.code   # argparse's errors
+    return code, err.getvalue()
+
+def folder_state(folder) -> dict:
+    "Every file under `folder`: its size and modification time (what a command that must not touch it would change)."
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in Path(folder).rglob("*") if p.is_file()}

@@ -19,10 +19,17 @@
 # After each call, on this machine: tar xzf <files_at>/full_sweep_results.tgz (it holds results/<sweep>/*.json: run it
 # at the repository root) and commit the JSONs. A call that never comes back (machine gone) loses only the runs still
 # going; every JSON packed by an earlier call is complete. Stop early: `bash tools/run_full_sweep_gpu.sh stop`.
-# position_85m reads the corpus: carry=[".gpu", "data/debian_mix"] in the start call (all a call carries must fit in
-# 64 MiB; .gpu is ~33 MiB), e.g. SWEEPS=position_85m MAX_PARALLEL=4 SWEEP_ARGS="--seeds 0".
+# position_85m reads the corpus tools/build_text_corpus.py --preset debian_mix packs: ~57 MiB of xz parts (the
+# training rows already tokenized and packed), more than one call may carry beside .gpu (~34 MiB; 64 MiB in all). So
+# it arrives in three `receive` calls, each carrying some parts (they wait in /tmp/parts; the last unpacks them into
+# data/debian_mix here, inside the tree, so results keep relative paths), then the wave starts:
+#   P=data/debian_mix/parts
+#   run(carry=[".gpu", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz", f"{P}/rows2048-002.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
+#   run(carry=[f"{P}/rows2048-000.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
+#   run(carry=[f"{P}/rows2048-001.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # unpacks (~20 s)
+#   run(command="SWEEPS=position_85m MAX_PARALLEL=4 SWEEP_ARGS='--seeds 0' bash tools/run_full_sweep_gpu.sh start")
 #
-# Modes: start | wait | collect (pack now, no waiting) | stop | throughput (how many runs a wave holds: runs
+# Modes: start | wait | collect (pack now, no waiting) | stop | receive (corpus parts, above) | throughput (how many runs a wave holds: runs
 # `python -m lengen.sweep --throughput` in the foreground, ~6 minutes; $OUT/sweep_throughput_h200.json goes to results/gpu/).
 #
 # Settings (environment): SWEEPS (start; default copy_full_scale), MAX_PARALLEL (default 2), MPS (1; 0: no CUDA MPS),
@@ -90,7 +97,7 @@ case $MODE in
     if running; then echo "a sweep is running already (pid $(cat "$W/sweep.pid")): waiting on it"
     else
       for s in ${SWEEPS:-copy_full_scale}; do   # the committed results: the sweep skips those runs
-        [ "$s" = position_85m ] && [ ! -d data/debian_mix/train ] && { echo "data/debian_mix is not here: carry it"; exit 2; }
+        [ "$s" = position_85m ] && [ ! -d data/debian_mix/rows ] && { echo "data/debian_mix is not here: 'receive' its parts first"; exit 2; }
         mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
       done
       python3 -c "import torch; from lengen.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
@@ -103,6 +110,11 @@ case $MODE in
     wait_for "${WAIT:-480}"; pack ;;
   wait) wait_for "${WAIT:-540}"; pack ;;
   collect) progress; pack ;;
+  receive)   # corpus parts carried in this call wait in /tmp/parts; once every part the manifest lists is there, unpack
+    mkdir -p /tmp/parts; [ -d data/debian_mix/parts ] && cp -r data/debian_mix/parts/. /tmp/parts/
+    missing=$(python3 -c "import json, pathlib; m = json.load(open('/tmp/parts/manifest.json'))['parts']; print(' '.join(k for k in m if k.startswith(('rows', 'heldout')) and not pathlib.Path('/tmp/parts', k).is_file()))" 2>/dev/null || echo manifest.json)
+    if [ -n "$missing" ]; then echo "waiting for: $missing"
+    else python3 tools/build_text_corpus.py unpack --parts /tmp/parts --out data/debian_mix && ls data/debian_mix; fi ;;
   stop) running && kill -- "-$(cat "$W/sweep.pid")"; sleep 5; pack ;;   # the sweep's process group: its runs too
   throughput)
     timeout 570 python3 -m lengen.sweep --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \
@@ -110,5 +122,5 @@ case $MODE in
       --out "$W/sweep_throughput_h200.json" > "$OUT/throughput.log" 2>&1
     echo "throughput rc=$?"; tail -n 5 "$OUT/throughput.log"
     cp "$W/sweep_throughput_h200.json" "$OUT/" 2>/dev/null ;;   # here: copy it to results/gpu/ and commit it
-  *) echo "usage: bash tools/run_full_sweep_gpu.sh start|wait|collect|stop|throughput"; exit 2 ;;
+  *) echo "usage: bash tools/run_full_sweep_gpu.sh start|wait|collect|stop|receive|throughput"; exit 2 ;;
 esac
