@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs the fused Mamba2 kernels for the GPU machine into .gpu/kernels_slim.tar.gz (≈ 23 MB, which tools/gpu_env.sh
+# Packs the fused Mamba2 kernels for the GPU machine (part of tools/gpu_bundle.sh) into .gpu/kernels_slim.tar.gz (≈ 23 MB, which tools/gpu_env.sh
 # unpacks there): causal_conv1d and mamba_ssm from their prebuilt wheels, without mamba_ssm's Mamba-1 extension
 # selective_scan_cuda*.so (40 MB, unused by Mamba2), which a stand-in module replaces (mamba_ssm imports it at import).
 #     bash tools/slim_kernels.sh [WHEEL_DIR]      # default: ../shared/gpu/wheels
