@@ -13,7 +13,7 @@ from transformers import AutoConfig, AutoTokenizer
 
 import lengen
 from .config import ConfigError
-from .eval_io import atomic_write, eval_device, output_dir_for, resolve_checkpoint, run_cli
+from .eval_io import atomic_write, check_writable, eval_device, output_dir_for, resolve_checkpoint, run_cli
 from .models import default_attention, load_model
 
 # %% auto #0
@@ -166,7 +166,7 @@ def run_helmet(helmet_src:str|None, # a clone of HELMET (None: $LENGEN_HELMET_SR
     src = helmet_src_dir(helmet_src)
     cfg = resolve_config(config, src)
     resolve_checkpoint(model_name_or_path, revision, field="--model_name_or_path")   # before the slow imports
-    out = Path(output_dir) if output_dir else output_dir_for(model_name_or_path)/"helmet"
+    out = check_writable(Path(output_dir) if output_dir else output_dir_for(model_name_or_path)/"helmet", "--output_dir")
     argv = lambda ckpt: ["--config", str(cfg), "--model_name_or_path", ckpt, "--output_dir", str(out.resolve()), *helmet_argv]
     helmet = import_helmet(src)
     with working_dir(src):

@@ -40,8 +40,10 @@ def read_documents(path, # a JSONL file
     "Every record's text; a missing file, bad JSON, a record without text or an empty file is a `ConfigError`."
     p = Path(path)
     if not p.is_file(): raise ConfigError("--dataset-file", str(path), "an existing JSONL file, one JSON record per line")
+    try: lines = p.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as e: raise ConfigError("--dataset-file", str(path), "a readable UTF-8 JSONL file", hint=str(e)) from None
     docs = []
-    for i, line in enumerate(p.read_text().splitlines(), 1):
+    for i, line in enumerate(lines, 1):
         if not line.strip(): continue
         try: rec = json.loads(line)
         except json.JSONDecodeError as e:
