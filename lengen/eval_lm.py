@@ -124,7 +124,8 @@ def read_haystack(paths:list[str], # files or folders (a folder stands for its *
         found = sorted(p.glob("*.txt")) if p.is_dir() else [p]
         if not found: raise ConfigError("--haystack-file", str(p), HAYSTACK_VALID, hint="The folder has no .txt file.")
         files += found
-    texts = [f.read_text(encoding="utf-8") for f in files]
+    try: texts = [f.read_text(encoding="utf-8") for f in files]
+    except (OSError, UnicodeDecodeError) as e: raise ConfigError("--haystack-file", str(paths[0]), "readable UTF-8 " + HAYSTACK_VALID, hint=str(e)) from None
     if empty := [str(f) for f, t in zip(files, texts) if not t.strip()]:
         raise ConfigError("--haystack-file", empty[0], HAYSTACK_VALID, hint="The file is empty.")
     return "\n".join(texts)
