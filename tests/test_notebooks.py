@@ -7,7 +7,8 @@ import pytest
 import nbdev.test as nbt
 
 ROOT = Path(__file__).resolve().parent.parent
-NBS = sorted((ROOT / "nbs").glob("*.ipynb"))          # experiments/ (marked .notest) run below, through papermill
+NBS = sorted(p for p in (ROOT / "nbs").rglob("*.ipynb")   # paper/ (marked .notest) runs below, through papermill
+             if "paper" not in p.relative_to(ROOT / "nbs").parts and ".ipynb_checkpoints" not in p.parts)
 cfg = ConfigParser(); cfg.read(ROOT / "settings.ini")
 SKIP_FLAGS = cfg["DEFAULT"]["tst_flags"].split()       # `slow` and `gpu` cells are skipped, as in nbdev_test
 
@@ -24,7 +25,7 @@ def fresh_dynamo():
         torch._dynamo.config.load_config(saved)
 
 
-@pytest.mark.parametrize("nb", NBS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("nb", NBS, ids=lambda p: p.relative_to(ROOT / "nbs").with_suffix("").as_posix())
 def test_notebook(nb, fresh_dynamo):
     ok, _ = nbt.test_nb(nb, skip_flags=SKIP_FLAGS)
     assert ok, f"{nb.name} failed (traceback above)"
@@ -33,7 +34,7 @@ def test_notebook(nb, fresh_dynamo):
 def test_copy_task_notebook_with_papermill(tmp_path):
     import papermill as pm
     run_dir = tmp_path / "run"
-    out = pm.execute_notebook(str(ROOT / "nbs/experiments/copy_task.ipynb"), str(tmp_path / "out.ipynb"),
+    out = pm.execute_notebook(str(ROOT / "nbs/paper/copy_task.ipynb"), str(tmp_path / "out.ipynb"),
                               parameters=dict(max_steps=40, output_dir=str(run_dir),
                                               overrides=["data.copy_task.eval_lengths=[3,15]", "data.copy_task.eval_samples=8"]),
                               kernel_name="python3", cwd=str(tmp_path), progress_bar=False)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build the offline text corpora of the per-position-loss experiments from Debian packages (no Hugging Face Hub needed).
 
-Preset python_docs (the default): the reduced-scale experiment (nbs/experiments/fig2_position_loss.ipynb), built from
+Preset python_docs (the default): the reduced-scale experiment (nbs/paper/fig2_position_loss.ipynb), built from
 the Python 3.11 documentation that Debian ships: the reStructuredText sources of every page, one document per page.
 Get the package first (no installation needed; apt works without the Hugging Face Hub):
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU checks of lengen.kernels (nbs/16_kernels.ipynb) and lengen_bench numbers for Liger's kernels, in one call.
+# GPU checks of lengen.ops.kernels (nbs/ops/04_kernels.ipynb) and lengen_bench numbers for Liger's kernels, in one call.
 #
 # Before (on the CPU machine), put the wheels the GPU machine lacks into .gpu/wheels and carry .gpu:
 #     pip download --no-deps liger-kernel==0.8.5 fastcore==1.12.4 -d .gpu/wheels
@@ -10,7 +10,7 @@
 #     STAGES="b2 b4" bash tools/check_kernels_gpu.sh
 #     STAGES="8k" bash tools/check_kernels_gpu.sh
 # Stages (environment STAGES, default "nb b2 b4 8k m2"; each has its own time limit and may fail alone, e.g. out of memory):
-#   nb  every code cell of nbs/16_kernels.ipynb through tools/run_cells.py: the CPU tests, now on CUDA with the compiled
+#   nb  every code cell of nbs/ops/04_kernels.ipynb through tools/run_cells.py: the CPU tests, now on CUDA with the compiled
 #       kernels, and the `#| gpu` cells (bf16 loss and gradients against stock, with and without torch.compile, logits
 #       after save/load, a tiny lengen_bench run; then for Mamba2 with mamba_ssm: loss and gradients against stock,
 #       with VPAD, with CUDA graphs, the refusal of torch.compile, logits after save/load, tiny-mamba2 bench); each cell's
@@ -24,7 +24,7 @@
 #       stock, Liger (its RMSNorms and fused linear CE), each of the two alone, and the mamba2_1_3b_cpt_vpad setting
 #       (VPAD p=0.2 at the norms) without and with Liger; the first variant of a run pays mamba_ssm's autotuning
 #   b4c  the b4 setting with Liger and compile.torch_compile=true (its own run: a failing compile stops only it;
-#       Mamba2 is not compiled where mamba_ssm's kernels run, see check_compile in lengen.train)
+#       Mamba2 is not compiled where mamba_ssm's kernels run, see check_compile in lengen.train.trainer)
 # What comes back in $OUT: kernels_notebook.txt, bench_*.json (lengen_bench's report: tokens/s, MFU, peak GiB
 # per variant) and check_kernels.log.
 set -uo pipefail
@@ -37,15 +37,15 @@ python3 -c "import torch, transformers, triton, liger_kernel, importlib.metadata
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 
 if has nb; then   # tools/run_cells.py: nbdev's test runner for a machine without nbdev; reports every failing cell
-  echo "== nbs/16_kernels.ipynb, gpu cells included"
-  timeout 480 python3 tools/run_cells.py nbs/16_kernels.ipynb > "$OUT/kernels_notebook.txt" 2>&1
+  echo "== nbs/ops/04_kernels.ipynb, gpu cells included"
+  timeout 480 python3 tools/run_cells.py nbs/ops/04_kernels.ipynb > "$OUT/kernels_notebook.txt" 2>&1
   echo "notebook: exit status $? (0: every cell passed)"; tail -25 "$OUT/kernels_notebook.txt"
 fi
 
 bench() {  # name, time limit, lengen_bench arguments (the shape first)
   local name=$1 limit=$2; shift 2
   echo "== bench $name: $*"
-  timeout "$limit" python3 -m lengen.bench "$@" --steps 8 --warmup 3 --out "$OUT/bench_$name.json" > "$OUT/bench_$name.stdout" 2>&1 \
+  timeout "$limit" python3 -m lengen.experiments.bench "$@" --steps 8 --warmup 3 --out "$OUT/bench_$name.json" > "$OUT/bench_$name.stdout" 2>&1 \
     || { echo "bench $name failed or timed out:"; tail -5 "$OUT/bench_$name.stdout"; }
   [ -f "$OUT/bench_$name.json" ] && python3 -c "import json; r=json.load(open('$OUT/bench_$name.json')); print({k: dict(tok_s=round(v['tokens_per_s']), mfu=round(100*v['mfu'], 1), gib=round(v['peak_mem_gib'], 1)) for k, v in r['results'].items()})"
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Several GPUs for real, on the 2-GPU machine (nbs/17_distributed.ipynb checks the same on CPU processes):
+# Several GPUs for real, on the 2-GPU machine (nbs/train/01_distributed.ipynb checks the same on CPU processes):
 #  (a) data-parallel speed: `lengen_bench --train-loop mamba2_85m_lengen_pile_vpad` (lengen_train's whole loop) on the
 #      local python_docs corpus, on 1 GPU and under `torchrun --nproc-per-node=2`; tokens/s of each and the ratio
 #      (target >= 1.85x). The bench reports tokens/s per process; the 2-GPU total is that times the world size.
 #  (b) FSDP: `smollm3_3b_swa_8K_vpad_scaled` (VPAD p=0.3, attention scaling, SWA, 8K rows) from a random-init model of
-#      SmolLM3-3B's shape, `fsdp.enabled=true`, 3 steps on 2 GPUs through `python -m lengen.distributed` (lengen_train plus
+#      SmolLM3-3B's shape, `fsdp.enabled=true`, 3 steps on 2 GPUs through `python -m lengen.experiments.rowrecord` (lengen_train plus
 #      a recorder of each rank's rows), then `lengen.load_model` on the run folder and on checkpoint-3 with one forward
 #      pass each (same logits: the final save and the checkpoint are the same weights), the ranks' rows disjoint, and,
 #      if time is left, a resume from checkpoint-3 to step 4.
@@ -27,7 +27,7 @@ TR="torchrun --standalone --nproc-per-node=2"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 
 # (a) tokens/s on 1 and 2 GPUs (the 1-GPU run goes first and pays the fresh machine's compiling and autotuning, ~80-110 s)
-BENCH="-m lengen.bench --train-loop mamba2_85m_lengen_pile_vpad $TEXT --steps ${BENCH_STEPS:-60}"
+BENCH="-m lengen.experiments.bench --train-loop mamba2_85m_lengen_pile_vpad $TEXT --steps ${BENCH_STEPS:-60}"
 CUDA_VISIBLE_DEVICES=0 timeout $(budget 220 240) python3 $BENCH --out $W/bench_1gpu.json > $OUT/bench_1gpu.log 2>&1; echo "bench 1 GPU: rc=$?"
 timeout $(budget 120 180) $TR --local-ranks-filter=0 $BENCH > $OUT/bench_2gpu.log 2>&1; echo "bench 2 GPUs: rc=$?"   # rank 0's output: its JSON
 
@@ -39,11 +39,11 @@ SMOL=(+experiment=smollm3_3b_swa_8K_vpad_scaled model_name_or_path=$W/smollm3_3b
       output_dir=$W/smol3b fsdp.enabled=true gradient_accumulation_steps=2 save_steps=${FSDP_STEPS:-3}
       save_total_limit=null logging_steps=1 schedule.warmup_steps=1 wandb.enabled=false
       ${SMOL_ATTN:+attn_implementation=$SMOL_ATTN} ${SMOL_EXTRA:-})
-timeout $(budget 300 40) $TR -m lengen.distributed $W/smol3b/rows "${SMOL[@]}" max_steps=${FSDP_STEPS:-3} > $OUT/fsdp_train.log 2>&1
+timeout $(budget 300 40) $TR -m lengen.experiments.rowrecord $W/smol3b/rows "${SMOL[@]}" max_steps=${FSDP_STEPS:-3} > $OUT/fsdp_train.log 2>&1
 echo "FSDP train: rc=$?"
 timeout $(budget 150 20) python3 - > $OUT/fsdp_load.log 2>&1 <<'EOF'
 import json, os, torch
-from lengen.models import load_model
+from lengen.models.build import load_model
 run, steps = "/tmp/multigpu/smol3b", int(os.environ.get("FSDP_STEPS", 3))
 ids = torch.randint(0, 4096, (1, 1024), generator=torch.Generator().manual_seed(0)).cuda()
 out = {}
@@ -63,7 +63,7 @@ EOF
 echo "load_model: rc=$?"
 rm -f $W/smol3b/model*.safetensors   # checked above; the disk (128 GB) holds only so many 3B full-state checkpoints
 if [ "$(left)" -gt 150 ]; then
-  timeout $(budget 300 30) $TR -m lengen.distributed $W/smol3b/rows_resumed "${SMOL[@]}" max_steps=$(( ${FSDP_STEPS:-3} + 1 )) \
+  timeout $(budget 300 30) $TR -m lengen.experiments.rowrecord $W/smol3b/rows_resumed "${SMOL[@]}" max_steps=$(( ${FSDP_STEPS:-3} + 1 )) \
     resume_from_checkpoint=auto > $OUT/fsdp_resume.log 2>&1; echo "FSDP resume: rc=$?"
 else echo "FSDP resume skipped: $(left) s left" | tee $OUT/fsdp_resume.log; fi
 

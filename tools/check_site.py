@@ -1,29 +1,40 @@
 """Check the built docs site (_docs/) in headless Chromium, through the DevTools protocol.
 
-Serves the site under its `doc_baseurl` (as GitHub Pages will), opens every page listed in the sidebar and checks:
+Serves the site under its `doc_baseurl` (as GitHub Pages will), opens every page listed in the sidebar in a 1400x900
+window and checks:
   * it loads with no failed request for a local file, no JavaScript exception, and its title (the notebook's `# Title`);
   * it shows as many code examples as its notebook has visible code cells (API docs: see `check_api_anchors`);
-  * every local link and asset on it exists, and every `#anchor` into the site exists on its target page;
+  * every local link and asset on it exists, and every `#anchor` into the site (also written as a `doc_host` URL, as
+    nbdev links names) exists on its target page;
   * math is rendered (MathML with a real size; no raw `\\(`, `\\[` or `$$` left in the prose) on pages whose notebook has math;
   * each page whose notebook holds plotly figures shows that many rendered figures (plotly's SVG drawn in the page);
-  * it requests nothing from another host (figures, math and fonts come from the site itself).
-Also: every exported symbol of lengen/_modidx.py has its `show_doc` anchor on its module's page, every notebook has a
-page in the sidebar, every console script in settings.ini has its `--help` on cli.html, and the search box finds pages.
+  * it requests nothing from another host (figures, math and fonts come from the site itself);
+  * no code block or output needs sideways scrolling (`check_overflow`);
+  * its text shows no machine path, Python warning, `<factory>` default or made-up annotation (`check_page_text`);
+  * its `show_doc` signatures show no raw markdown link and every dataclass field with its comment (`check_signatures`);
+  * no paragraph ending in ':' is left with nothing to introduce (`check_colons`);
+  * no two labels of a plotly figure overlap, none is cut or outside the figure (`check_figure_labels`);
+  * the top bar links to the repository (settings.ini `git_url`; `check_repo_link`).
+Also: the home page names every shipped experiment and has a table of the config keys they set (`check_home`), every
+exported symbol of lengen/_modidx.py has its `show_doc` anchor on its module's page, every notebook has a page in the
+sidebar, every console script in settings.ini has its `--help` on cli.html, no committed results/**/*.json holds an
+absolute path (`check_results`), and the search box finds pages.
 `--screenshots DIR` saves a PNG of each page, scrolled to its first figure or equation, and one of a search.
 
 usage: python tools/check_site.py [--site _docs] [--chromium chromium] [--screenshots DIR]
 Exit status 0 when everything holds, 1 otherwise (each problem on its own line).
 """
-import argparse, base64, configparser, functools, http.server, json, re, shutil, subprocess, sys, tempfile, threading, time
+import argparse, base64, configparser, functools, http.server, json, math, re, shutil, subprocess, sys, tempfile, threading, time
 import urllib.request
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import websocket  # websocket-client: installed with jupyter_server (the dev extra)
+import yaml       # PyYAML: installed with omegaconf
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--no-first-run", "--window-size=1280,900", "--remote-debugging-port=0"]
+         "--no-first-run", "--window-size=1400,900", "--remote-debugging-port=0"]
 HIDDEN_RE = re.compile(r"^#\|\s*(hide|export|exporti|exports|default_exp|echo:\s*false|include:\s*false)\b|^show_doc\(", re.M)
 MATH_RE = re.compile(r"\$\$|\$[^\s$][^$\n]*\$|\\\(|\\\[")
 
@@ -118,12 +129,30 @@ PAGE_JS = r"""(() => {
   const walk = n => { if (n.nodeType === 3) visible.push(n.textContent);
     else if (n.nodeType === 1 && !['CODE', 'PRE', 'SCRIPT', 'STYLE', 'MATH', 'NOSCRIPT'].includes(n.tagName) && !n.classList.contains('sourceCode'))
       n.childNodes.forEach(walk); };
-  walk(document.querySelector('main') || document.body);
+  const main = document.querySelector('main') || document.body;
+  const introduces = e => e && e.matches(   // what a paragraph ending in ':' may stand before (hr: a show_doc)
+    'div.cell, .sourceCode, .code-copy-outer-scaffold, pre, ul, ol, dl, table, figure, .quarto-figure, div.cell-output, blockquote, .callout, hr');
+  walk(main);
   const maths = [...document.querySelectorAll('main math')];
   const figs = [...document.querySelectorAll('.plotly-graph-div')];
+  const corners = t => { const b = t.getBBox(), m = t.getScreenCTM();   // a label's box, rotation included
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
+  const longest = p => p.innerText.split('\n').reduce((a, b) => b.length > a.length ? b : a, '');
   return {
     title: document.title, h1: (document.querySelector('h1.title') || {}).textContent || '',
-    text: visible.join(' '),
+    text: visible.join(' '), shown: main.innerText,
+    tables: [...main.querySelectorAll('table')].map(t => t.innerText),
+    wide_code: [...main.querySelectorAll('pre')].filter(p => p.scrollWidth > p.clientWidth + 1).map(longest),
+    signatures: [...main.querySelectorAll(':is(h2, h3, h4, h5, h6).anchored + :is(.code-copy-outer-scaffold, .sourceCode) pre')]
+                .map(p => p.innerText),
+    colons: [...main.querySelectorAll('p')].filter(p => p.innerText.trim().endsWith(':') && !introduces(p.nextElementSibling))
+            .map(p => p.innerText.trim()),
+    figure_labels: figs.map(f => { const r = f.getBoundingClientRect();
+      return {box: [r.left, r.top, r.right, r.bottom],
+              labels: [...f.querySelectorAll('svg text')].filter(t => t.textContent.trim() && t.getBBox().width > 0)
+                      .map(t => ({text: t.textContent.trim(), tick: !!t.closest('.xtick, .ytick'), corners: corners(t)}))}; }),
+    navbar: [...document.querySelectorAll('#quarto-header a[href]')].map(a => a.href),
     examples: document.querySelectorAll('main div.cell .cell-code').length,
     math: maths.length, math_sized: maths.filter(m => m.getBoundingClientRect().width > 0).length,
     figures: figs.length, figures_drawn: figs.filter(f => f.querySelector('svg.main-svg g.trace')).length,
@@ -161,8 +190,10 @@ def ids_of(path:Path) -> set[str]:
 
 def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
     cfg = configparser.ConfigParser(); cfg.read(ROOT/"settings.ini")
-    baseurl, nbs = cfg["DEFAULT"].get("doc_baseurl", "/"), ROOT/cfg["DEFAULT"].get("nbs_path", "nbs")
-    facts, problems, external = notebook_facts(nbs), [], set()
+    ini = cfg["DEFAULT"]
+    baseurl, nbs, lib = ini.get("doc_baseurl", "/"), ROOT/ini.get("nbs_path", "nbs"), ROOT/ini.get("lib_path", "lengen")
+    published = ini.get("doc_host", "").rstrip("/") + baseurl.rstrip("/") + "/"   # nbdev links names with this URL
+    facts, problems, external = notebook_facts(nbs), check_results(ROOT/"results"), set()
     base, srv = serve(site, baseurl)
     local = lambda u: u.startswith(base)
     file_of = lambda u: site/(urlparse(urldefrag(u)[0]).path[len(urlparse(base).path):] or "index.html")
@@ -170,15 +201,13 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
     try:
         browser.load(base, SETTLE_JS)
         sidebar = browser.js(PAGE_JS)["sidebar"]
-        pages = {urldefrag(u)[0]: t for u, t in sidebar}
+        pages = {urldefrag(u)[0][len(base):] or "index.html": t for u, t in sidebar if local(u)}
         if not pages: problems.append("index.html: no sidebar links")
-        listed = {u[len(base):] for u in pages} | {"index.html"}
-        problems += [f"{f['nb']}: no page ({p}) in the sidebar" for p, f in facts.items() if p not in listed]
+        problems += [f"{f['nb']}: no page ({p}) in the sidebar" for p, f in facts.items() if p not in {*pages, "index.html"}]
         checked_refs = {}
-        for url, link_text in {base + "index.html": "", **pages}.items():
-            rel = url[len(base):] or "index.html"
+        for rel, link_text in {"index.html": "", **pages}.items():
             t0 = time.time()
-            browser.load(url, SETTLE_JS)
+            browser.load(base + rel, SETTLE_JS)
             d, ev = browser.js(PAGE_JS), browser.events
             say = lambda msg: problems.append(f"{rel}: {msg}")
             for e in ev:
@@ -209,6 +238,7 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
             if f.get("figures", 0) != d["figures"]: say(f"{d['figures']} plotly figures on the page, its notebook has {f.get('figures', 0)}")
             if d["figures_drawn"] != d["figures"]: say(f"only {d['figures_drawn']} of {d['figures']} plotly figures drawn (SVG)")
             for ref in d["refs"]:
+                if ref.startswith(published): ref = base + ref[len(published):]
                 if not local(ref) or ref in checked_refs: continue
                 target, frag = urldefrag(ref); frag = unquote(frag)
                 path = file_of(target)
@@ -216,6 +246,9 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
                 ok = path.is_file() and (not frag or path.suffix != ".html" or frag in ids_of(path))
                 checked_refs[ref] = ok
                 if not ok: say(f"broken link or asset: {ref[len(base):]}")
+            for msg in (check_overflow(d) + check_page_text(d) + check_signatures(d) + check_colons(d) + check_figure_labels(d)
+                        + check_repo_link(d, ini.get("git_url", ""))
+                        + (check_home(d, lib) if rel == "index.html" else [])): say(msg)
             if shots:
                 browser.js(SHOT_JS); time.sleep(0.3)
                 browser.screenshot(shots/(rel.replace("/", "__").removesuffix(".html") + ".png"))
@@ -231,6 +264,104 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
     finally:
         browser.close(); srv.shutdown()
     return problems + [f"{e} (the site must work offline)" for e in sorted(external)]
+
+
+def check_home(d:dict, lib:Path) -> list[str]:
+    "The home page names every shipped experiment and has a table with every config key that the shipped configs set."
+    experiments = sorted(p.stem for p in lib.glob("**/conf/experiment/*.yaml"))
+    keys = sorted({k for f in lib.glob("**/conf/*/*.yaml") for k in leaf_keys(yaml.safe_load(f.read_text()) or {})})
+    tables, word = "\n".join(d["tables"]), lambda w, text: re.search(rf"(?<![\w.]){re.escape(w)}(?![\w.])", text)
+    missing = [e for e in experiments if not word(e, d["shown"])]
+    unlisted = [k for k in keys if not any(word(k.rsplit(".", i)[0], tables) for i in range(max(k.count("."), 1)))]
+    return ([f"{len(missing)} of {len(experiments)} shipped experiments not named, e.g. {missing[:3]}"] if missing else []) + \
+           ([f"no table lists {len(unlisted)} of the {len(keys)} config keys the shipped configs set, e.g. {unlisted[:3]}"] if unlisted else [])
+
+
+def leaf_keys(tree:dict, prefix:str="") -> list[str]:
+    "Dotted keys of the leaves of a Hydra config file (its `defaults` list left out)."
+    return [k for name, v in tree.items() if not (name == "defaults" and not prefix)
+            for k in (leaf_keys(v, f"{prefix}{name}.") if isinstance(v, dict) else [prefix + name])]
+
+
+def check_overflow(d:dict) -> list[str]:
+    "No `pre` (code, output, signature) is wider than its box: nothing needs sideways scrolling in the 1400 px window."
+    if not d["wide_code"]: return []
+    return [f"{len(d['wide_code'])} code blocks need sideways scrolling, e.g. {d['wide_code'][0].strip()[:100]!r}"]
+
+
+UNWANTED_TEXT = {   # what a reader must not see on a page: a pattern for each
+    "a machine path": r"/work/|/tmp/tmp|/home/|/root/|\.venv/|site-packages",
+    "a Python warning": r"\b\w+Warning\b",
+    "a `<factory>` default": r"<factory>",
+    "an annotation show_doc made up": r":(?:NoneType=None|VAR_POSITIONAL|VAR_KEYWORD)\b",
+}
+
+
+def check_page_text(d:dict) -> list[str]:
+    "The page's text (prose, code and outputs) shows none of UNWANTED_TEXT."
+    return [f"{len(hits)} times {what}, first: {' '.join(d['shown'][max(hits[0].start() - 50, 0):hits[0].end() + 50].split())!r}"
+            for what, pat in UNWANTED_TEXT.items() for hits in [list(re.finditer(pat, d["shown"]))] if hits]
+
+
+def check_signatures(d:dict) -> list[str]:
+    "show_doc signatures show no raw markdown link, and a dataclass's (`-> None` class) every field with its comment."
+    raw, bare = [], []
+    for sig in d["signatures"]:
+        m = re.match(r"\s*(?:async\s+)?def (\w+)\((.*)\n\)\s*(->.*)?:\s*$", sig, re.S)
+        if not m: continue
+        name, params, ret = m.groups()
+        raw += [f"{name}: {l}" for l in re.findall(r"\[[^\]\n]*\]\([^)\s]+\)", params)]
+        if name[0].isupper() and (ret or "").replace(" ", "") == "->None":
+            fields = [f for line in params.split("\n") if "#" not in line for f in re.findall(r"(?:^|,)\s*(\w+):", line)]
+            if fields: bare.append(f"{name} ({', '.join(fields[:3])}{', ...' if len(fields) > 3 else ''})")
+    return ([f"{len(raw)} raw markdown links in show_doc signatures, e.g. {raw[0]}"] if raw else []) + \
+           ([f"{len(bare)} dataclasses show fields without their comment: {'; '.join(bare)}"] if bare else [])
+
+
+def check_colons(d:dict) -> list[str]:
+    "Every paragraph ending in ':' stands before what it introduces (code, output, list, table, figure, a show_doc)."
+    return [f"paragraph ends in ':' before nothing it introduces (a hidden cell?): {p[-100:]!r}" for p in d["colons"]]
+
+
+def quads_overlap(p:list, q:list, gap:float=2.0) -> bool:
+    "Whether two convex quadrilaterals (screen corners of rotated text boxes) come closer than `gap` px (separating axes)."
+    for quad in (p, q):
+        for (x0, y0), (x1, y1) in zip(quad, quad[1:] + quad[:1]):
+            n = (y0 - y1, x1 - x0); length = math.hypot(*n) or 1.0
+            a, b = ([(x*n[0] + y*n[1]) / length for x, y in r] for r in (p, q))
+            if min(a) >= max(b) + gap or min(b) >= max(a) + gap: return False
+    return True
+
+
+def check_figure_labels(d:dict) -> list[str]:
+    "In each plotly figure no two text labels overlap or touch, no tick label is cut (ends in '='), none leaves the figure."
+    problems = []
+    for i, fig in enumerate(d["figure_labels"], 1):
+        labels, (left, top, right, bottom) = fig["labels"], fig["box"]
+        pairs = [f"{a['text']!r} / {b['text']!r}" for j, a in enumerate(labels) for b in labels[j + 1:]
+                 if quads_overlap(a["corners"], b["corners"])]
+        cut = [l["text"] for l in labels if l["tick"] and l["text"].endswith("=")]
+        out = [l["text"] for l in labels if any(not (left - 1 <= x <= right + 1 and top - 1 <= y <= bottom + 1) for x, y in l["corners"])]
+        if pairs: problems.append(f"figure {i}: {len(pairs)} pairs of labels overlap, e.g. {'; '.join(pairs[:3])}")
+        if cut: problems.append(f"figure {i}: tick labels cut: {cut[:3]}")
+        if out: problems.append(f"figure {i}: labels outside the figure: {out[:3]}")
+    return problems
+
+
+def check_repo_link(d:dict, git_url:str) -> list[str]:
+    "The top bar links to the repository (settings.ini `git_url`)."
+    ok = any(h.rstrip("/").removesuffix(".git") == git_url.rstrip("/").removesuffix(".git") for h in d["navbar"])
+    return [] if ok or not git_url else [f"no link to the repository {git_url} in the top bar"]
+
+
+def check_results(results:Path) -> list[str]:
+    "No committed results/**/*.json holds an absolute path (a string starting with '/' or naming /work/, /tmp/, /home/)."
+    def paths(v, key=""):
+        if isinstance(v, dict): return [p for k, x in v.items() for p in paths(x, f"{key}.{k}" if key else k)]
+        if isinstance(v, list): return [p for i, x in enumerate(v) for p in paths(x, f"{key}[{i}]")]
+        return [(key, v)] if isinstance(v, str) and (v.startswith("/") or re.search(r"/(work|tmp|home)/", v)) else []
+    return [f"{f.relative_to(ROOT)}: {len(hits)} absolute paths, first at {hits[0][0]}: {hits[0][1][:80]!r}"
+            for f in sorted(results.rglob("*.json")) for hits in [paths(json.loads(f.read_text()))] if hits]
 
 
 def check_api_anchors(site:Path) -> list[str]:

@@ -22,7 +22,7 @@ random_checkpoint() {   # SHAPE DIR: a random model of a lengen_bench shape, sav
 }
 stage() {   # NAME EXPERIMENT [lengen_bench options...]
   local name=$1; shift
-  timeout ${STAGE_LIMIT:-280} python3 -m lengen.bench --train-loop "$@" --out $W/$name.json > $OUT/$name.log 2>&1
+  timeout ${STAGE_LIMIT:-280} python3 -m lengen.experiments.bench --train-loop "$@" --out $W/$name.json > $OUT/$name.log 2>&1
   echo "$name: rc=$?"; python3 -c "import json; r=json.load(open('$W/$name.json')); print({k: round(r[k], 3) for k in ('ratio_steady', 'ratio_overall', 'first_step_s', 'steady_step_s', 'bare_step_s')})" 2>/dev/null
 }
 for s in ${STAGES:-m85 m85g}; do

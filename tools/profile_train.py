@@ -1,4 +1,4 @@
-"""Where does a `lengen_train` step go? Runs an experiment through `lengen.train.run_training` and profiles a window of
+"""Where does a `lengen_train` step go? Runs an experiment through `lengen.train.trainer.run_training` and profiles a window of
 steps twice: `torch.profiler` (CPU and CUDA time per op, so CUDA busy time can be set against wall time) and cProfile
 (Python time per function, to find the Trainer's and the model's overhead). Used to find the copy task's overhead.
 
@@ -46,7 +46,7 @@ def main(argv=None):
     p.add_argument("--out", default="prof")
     a = p.parse_args(argv)
     from lengen.config import compose_config
-    from lengen.train import run_training
+    from lengen.train.trainer import run_training
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     cfg = compose_config(a.experiment, [*a.set, f"output_dir={tempfile.mkdtemp(prefix='lengen_prof_')}", "wandb.enabled=false"])
     win = ProfileWindow(a.at, a.steps, out)

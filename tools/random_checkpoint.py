@@ -5,7 +5,7 @@ download the real one; built on the GPU when there is one, so no CPU load lands 
 """
 import sys, torch
 from transformers import AutoModelForCausalLM
-from lengen.bench import SHAPES
+from lengen.experiments.bench import SHAPES
 
 shape, out = sys.argv[1:3]
 torch.manual_seed(0)

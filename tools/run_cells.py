@@ -2,7 +2,7 @@
 expression — nbdev's test runner for a machine without nbdev (the GPU machine). A failing cell is reported and the
 rest still run (one GPU call tells about every cell); exits 1 if any failed.
 
-    python tools/run_cells.py nbs/04b_cuda_graphs.ipynb [--skip slow] [--skip-cells 11 12] > gpu_cells.txt
+    python tools/run_cells.py nbs/ops/01_cuda_graphs.ipynb [--skip slow] [--skip-cells 11 12] > gpu_cells.txt
 """
 import argparse, ast, json, sys, time, traceback, types
 

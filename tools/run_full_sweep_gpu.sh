@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The paper-scale sweeps of lengen.sweep on one H200, in waves, several runs at once under CUDA MPS:
+# The paper-scale sweeps of lengen.experiments.sweep on one H200, in waves, several runs at once under CUDA MPS:
 #   copy_full_scale  the five copy_jelassi_mamba2_45m_* experiments exactly as shipped, 3 seeds (15 runs of 20,000 steps)
 #   position_85m     the 85M Mamba2 of mamba2_85m_lengen_pile_* on the local corpus data/debian_mix, 800 steps (105M
 #                    tokens), evaluated per position to 65,536 tokens; baseline, vpad, weight_decay, pre_linear x 2 seeds
@@ -7,7 +7,7 @@
 #
 # Why waves, and why detached. One GPU command lasts at most 10 minutes; a machine lives at most 30 minutes, and only
 # while calls come back to back (it is given back ~30 s after a call ends); a run's checkpoints stay on its machine. So
-# a run must start and end on one machine: one machine is one wave. `start` launches `python -m lengen.sweep` in its
+# a run must start and end on one machine: one machine is one wave. `start` launches `python -m lengen.experiments.sweep` in its
 # own process session (setsid nohup: it outlives the call) with a time limit that ends it before the machine goes back,
 # then waits; `wait` calls follow back to back, each printing progress from the run logs and packing every finished
 # run's JSON into $OUT; the last one returns once the sweep has ended (at its time limit at the latest).
@@ -30,23 +30,23 @@
 #   run(command="SWEEPS=position_85m MAX_PARALLEL=4 SWEEP_ARGS='--seeds 0' bash tools/run_full_sweep_gpu.sh start")
 #
 # Modes: start | wait | collect (pack now, no waiting) | stop | receive (corpus parts, above) | throughput (how many runs a wave holds: runs
-# `python -m lengen.sweep --throughput` in the foreground, ~6 minutes; $OUT/sweep_throughput_h200.json goes to results/gpu/).
+# `python -m lengen.experiments.sweep --throughput` in the foreground, ~6 minutes; $OUT/sweep_throughput_h200.json goes to results/gpu/).
 #
 # Settings (environment): SWEEPS (start; default copy_full_scale), MAX_PARALLEL (default 2), MPS (1; 0: no CUDA MPS),
 # TIME_LIMIT (seconds the sweep may run, default 1440: with ~2 minutes of machine start and ~1 of setup it ends ~27
 # minutes into the machine), MIN_LEFT (seconds: no run starts with less left, default 1200: one wave per machine),
-# WAIT (seconds a call waits; default 480 for start, 540 for wait), SWEEP_ARGS (more lengen.sweep options: "--seeds 1",
+# WAIT (seconds a call waits; default 480 for start, 540 for wait), SWEEP_ARGS (more lengen.experiments.sweep options: "--seeds 1",
 # "--only baseline,vpad"), THROUGHPUT_EXPERIMENT (copy_jelassi_mamba2_45m_vpad), THROUGHPUT_RUNS (1,2,4,8),
 # THROUGHPUT_STEPS (600).
 #
 # Expected time per wave. A copy run is 20,000 steps plus 11 evaluations (every 2000 steps and at the end: 10 lengths
 # to 1000 letters; 20-80 s a pass with HF generate on an H200, results/gpu/copy_throughput_candidates_h200.json, about
-# 4x less with lengen.decode's recurrent decoding, which Mamba2 now uses) plus the machine's first Triton autotuning
+# 4x less with lengen.ops.decode's recurrent decoding, which Mamba2 now uses) plus the machine's first Triton autotuning
 # (~2 minutes, once). At the rates measured so far (one run alone 33 steps/s, two side by side 39 in all, four under
 # MPS 48.6), one run alone takes ~10 minutes of training + 1-15 of evaluation, two at once ~17 + 1-15: MAX_PARALLEL=2 is
 # the most a 24-minute wave holds today (the evaluation is the uncertain part: look at wall_seconds in the first wave's
 # JSONs), so the 15 copy runs take ~8 waves. With a faster step, measure first
-# (`throughput` mode; the minutes column of the table in nbs/15_sweep.ipynb) and take the largest N for which
+# (`throughput` mode; the minutes column of the table in nbs/experiments/00_sweep.ipynb) and take the largest N for which
 # N x 20,000 / (steps/s in all) plus the evaluations fits TIME_LIMIT. A position_85m run trains 800 steps at 0.28 s alone
 # (~4 minutes; its step fills the GPU, so 4 at once take ~15) and evaluates to 65,536 positions in about a minute: 4 at
 # once (one seed) fit a wave, 2 waves in all (the memory of 4 such runs at once is not measured yet: watch the first).
@@ -100,9 +100,9 @@ case $MODE in
         [ "$s" = position_85m ] && [ ! -d data/debian_mix/rows ] && { echo "data/debian_mix is not here: 'receive' its parts first"; exit 2; }
         mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
       done
-      python3 -c "import torch; from lengen.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
+      python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
       date +%s > "$W/started"
-      setsid nohup python3 -m lengen.sweep ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-2}" \
+      setsid nohup python3 -m lengen.experiments.sweep ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-2}" \
         --time-limit "${TIME_LIMIT:-1440}" --min-left "${MIN_LEFT:-1200}" --results-root "$W/results" --work-root "$W/runs" \
         ${SWEEP_ARGS:-} > "$W/sweep.log" 2>&1 < /dev/null &
       echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, ${MAX_PARALLEL:-2} at a time"
@@ -117,7 +117,7 @@ case $MODE in
     else python3 tools/build_text_corpus.py unpack --parts /tmp/parts --out data/debian_mix && ls data/debian_mix; fi ;;
   stop) running && kill -- "-$(cat "$W/sweep.pid")"; sleep 5; pack ;;   # the sweep's process group: its runs too
   throughput)
-    timeout 570 python3 -m lengen.sweep --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \
+    timeout 570 python3 -m lengen.experiments.sweep --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \
       --runs "${THROUGHPUT_RUNS:-1,2,4,8}" $MPSFLAG --steps "${THROUGHPUT_STEPS:-600}" ${SWEEP_ARGS:-} \
       --out "$W/sweep_throughput_h200.json" > "$OUT/throughput.log" 2>&1
     echo "throughput rc=$?"; tail -n 5 "$OUT/throughput.log"
