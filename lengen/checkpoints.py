@@ -4,54 +4,20 @@
 
 # %% ../nbs/core/02_checkpoints.ipynb #7fea4b9c
 from __future__ import annotations
+
 import json, re, shutil
 from pathlib import Path
 
 from omegaconf import OmegaConf
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+from transformers import AutoConfig
+from transformers.utils import cached_file
 
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['CHECKPOINT_VALID', 'WEIGHT_FILES', 'OPTIMIZER_FILES', 'resolve_checkpoint', 'run_config_of', 'safetensors_complete',
-           'checkpoint_problem', 'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume']
-
-# %% ../nbs/core/02_checkpoints.ipynb #591073c0
-CHECKPOINT_VALID = ("a checkpoint directory holding config.json (a run's output_dir after training, or one of its "
-                    "checkpoint-N folders), or a Hub model id such as HuggingFaceTB/SmolLM3-3B")
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-
-def resolve_checkpoint(ckpt:str, # a local checkpoint directory or a Hub model id
-                       revision:str|None=None, # Hub revision
-                       field:str="checkpoint", # the argument's name, for errors
-                      ) -> str:
-    "`ckpt` when it can be loaded: a local directory with `config.json`, or a Hub id whose config the Hub serves."
-    p = Path(ckpt).expanduser()
-    if p.is_dir():
-        if (p/"config.json").is_file(): return str(p)
-        from lengen.checkpoints import latest_checkpoint
-        newest = latest_checkpoint(p)
-        raise ConfigError(field, ckpt, CHECKPOINT_VALID, hint=f"{p} has no config.json" +
-                          (f"; its newest complete checkpoint is {newest}." if newest else " and no complete checkpoint-N inside."))
-    if p.exists() or not _HUB_ID.match(str(ckpt)):
-        raise ConfigError(field, ckpt, CHECKPOINT_VALID, hint="No such directory.")
-    from transformers import AutoConfig
-    try: AutoConfig.from_pretrained(ckpt, revision=revision)
-    except (OSError, ValueError) as e:
-        raise ConfigError(field, ckpt, CHECKPOINT_VALID, hint="It is not a local directory, and the Hub could not provide "
-                          f"it ({' '.join(str(e).split())[:300]})") from None
-    return ckpt
-
-# %% ../nbs/core/02_checkpoints.ipynb #74bcd03e
-def run_config_of(ckpt:str, # local checkpoint directory or Hub id
-                  revision:str|None=None):
-    "The `lengen_config.yaml` saved with `ckpt` (an OmegaConf node), or None when the checkpoint has none."
-    from transformers.utils import cached_file
-    try: f = cached_file(ckpt, "lengen_config.yaml", revision=revision, _raise_exceptions_for_missing_entries=False,
-                         _raise_exceptions_for_connection_errors=False)
-    except OSError: return None
-    return OmegaConf.load(f) if f else None
-
+__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'safetensors_complete', 'checkpoint_problem',
+           'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume', 'resolve_checkpoint', 'run_config_of']
 
 # %% ../nbs/core/02_checkpoints.ipynb #c519f965
 _CKPT = re.compile(rf"^{PREFIX_CHECKPOINT_DIR}-(\d+)$")
@@ -115,3 +81,37 @@ def resolve_resume(cfg, log=print) -> str|None:
     found = latest_checkpoint(cfg.output_dir, skipped)
     for d, why in skipped: log(f"lengen_train: skipping {d}: not a complete checkpoint ({why})")
     return found
+
+# %% ../nbs/core/02_checkpoints.ipynb #591073c0
+CHECKPOINT_VALID = ("a checkpoint directory holding config.json (a run's output_dir after training, or one of its "
+                    "checkpoint-N folders), or a Hub model id such as HuggingFaceTB/SmolLM3-3B")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+def resolve_checkpoint(ckpt:str, # a local checkpoint directory or a Hub model id
+                       revision:str|None=None, # Hub revision
+                       field:str="checkpoint", # the argument's name, for errors
+                      ) -> str:
+    "`ckpt` when it can be loaded: a local directory with `config.json`, or a Hub id whose config the Hub serves."
+    p = Path(ckpt).expanduser()
+    if p.is_dir():
+        if (p/"config.json").is_file(): return str(p)
+        newest = latest_checkpoint(p)
+        raise ConfigError(field, ckpt, CHECKPOINT_VALID, hint=f"{p} has no config.json" +
+                          (f"; its newest complete checkpoint is {newest}." if newest else " and no complete checkpoint-N inside."))
+    if p.exists() or not _HUB_ID.match(str(ckpt)):
+        raise ConfigError(field, ckpt, CHECKPOINT_VALID, hint="No such directory.")
+    try: AutoConfig.from_pretrained(ckpt, revision=revision)
+    except (OSError, ValueError) as e:
+        raise ConfigError(field, ckpt, CHECKPOINT_VALID, hint="It is not a local directory, and the Hub could not provide "
+                          f"it ({' '.join(str(e).split())[:300]})") from None
+    return ckpt
+
+# %% ../nbs/core/02_checkpoints.ipynb #74bcd03e
+def run_config_of(ckpt:str, # local checkpoint directory or Hub id
+                  revision:str|None=None):
+    "The `lengen_config.yaml` saved with `ckpt` (an OmegaConf node), or None when the checkpoint has none."
+    try: f = cached_file(ckpt, "lengen_config.yaml", revision=revision, _raise_exceptions_for_missing_entries=False,
+                         _raise_exceptions_for_connection_errors=False)
+    except OSError: return None
+    return OmegaConf.load(f) if f else None
+

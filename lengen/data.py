@@ -4,12 +4,17 @@
 
 # %% ../nbs/core/03_data.ipynb #3d578f7f
 from __future__ import annotations
-import itertools, random, string
+
+import itertools, os, random, string
 from pathlib import Path
+from pydoc_data.topics import topics
 
 import torch
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import AutoTokenizer, PreTrainedTokenizerFast
+from transformers import AutoTokenizer, PreTrainedTokenizerFast, default_data_collator
+import datasets
+import pyarrow.compute as pc
+from datasets.distributed import split_dataset_by_node
 
 from .config import ConfigError
 
@@ -129,7 +134,6 @@ class PackedTextDataset(torch.utils.data.IterableDataset):
     def __init__(self, ds, tokenizer, data_cfg): self.ds, self.tok, self.cfg = ds, tokenizer, data_cfg
     def _texts(self):
         "This data-loader worker's documents: a streamed `datasets` dataset gives each worker its own files; others every n-th."
-        import datasets
         info = torch.utils.data.get_worker_info()
         splits_itself = isinstance(self.ds, datasets.IterableDataset) and isinstance(self.ds, torch.utils.data.IterableDataset)
         for i, ex in enumerate(self.ds):
@@ -146,7 +150,6 @@ class PackedTextDataset(torch.utils.data.IterableDataset):
 # %% ../nbs/core/03_data.ipynb #5833b82b
 def help_topics_texts() -> list[str]:
     "The standard library's help-topic documents (about 1 MB of English prose and code)."
-    from pydoc_data.topics import topics
     return [t for t in topics.values() if len(t) > 200]
 
 def small_bpe_tokenizer(vocab_size:int=512) -> PreTrainedTokenizerFast:
@@ -184,7 +187,6 @@ def _is_saved_dataset(p:Path) -> bool: return (p/"dataset_info.json").exists() o
 
 def load_local_documents(data_cfg):
     "The documents of `data.path` (a save_to_disk folder, or the *.parquet files under it), or its rows packed beforehand (`input_ids`), checked."
-    import datasets
     p = Path(data_cfg.path)
     if _is_saved_dataset(p):
         try: ds = datasets.load_from_disk(str(p))
@@ -209,7 +211,6 @@ def load_local_documents(data_cfg):
 
 def load_text_dataset(data_cfg):
     "The local documents of `data.path`, or the streamed, shuffled `data.dataset_name`."
-    import datasets
     if data_cfg.path: return load_local_documents(data_cfg)
     try: ds = datasets.load_dataset(data_cfg.dataset_name, data_cfg.dataset_config, split=data_cfg.dataset_split, streaming=True)
     except OSError as e:   # offline (ConnectionError), or no such dataset
@@ -238,7 +239,6 @@ class PackedRows(torch.utils.data.Dataset):
 
 def packed_rows_collator(batch):
     "Collate packed rows: a batch `PackedRows` already read as tensors passes as is, a list of rows is stacked."
-    from transformers import default_data_collator
     return batch if isinstance(batch, dict) else default_data_collator(batch)
 
 def packed_text_dataset(ds, # local documents (`load_local_documents`)
@@ -247,7 +247,6 @@ def packed_text_dataset(ds, # local documents (`load_local_documents`)
                         pack_batch_docs:int=10_000, # documents packed together
                        ):
     "Map-style dataset of packed rows {input_ids, labels[, position_ids]}, tokenized and packed once (cached by datasets)."
-    import os
     c = data_cfg
     if c.append_eos_between_docs and tokenizer.eos_token_id is None:
         raise ConfigError("data.append_eos_between_docs", True, "false, or a tokenizer with an EOS token",
@@ -266,7 +265,6 @@ def packed_text_dataset(ds, # local documents (`load_local_documents`)
 def prepacked_rows(ds, # a local dataset with an `input_ids` column (`load_local_documents`)
                    tokenizer, data_cfg) -> PackedRows:
     "Rows tokenized and packed beforehand, checked against the run (`block_size` tokens each, ids in the vocabulary)."
-    import pyarrow.compute as pc
     col = ds.data.column("input_ids")
     sizes = pc.min_max(pc.list_value_length(col)).as_py()
     if sizes["min"] != sizes["max"] or sizes["max"] != data_cfg.block_size:
@@ -283,13 +281,11 @@ def prepacked_rows(ds, # a local dataset with an `input_ids` column (`load_local
 # %% ../nbs/core/03_data.ipynb #cdef9253
 def rank_and_world() -> tuple[int, int]:
     "This process's rank and the number of processes, as torchrun sets them (0, 1 in a plain run)."
-    import os
     return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
 
 def stream_shard(ds, # a streamed (iterable) `datasets` dataset
                  rank:int, world_size:int):
     "The part of a stream that one of `world_size` processes reads: disjoint across ranks, together the whole stream."
-    from datasets.distributed import split_dataset_by_node
     return ds if world_size == 1 else split_dataset_by_node(ds, rank=rank, world_size=world_size)
 
 def build_train_dataset(cfg, tokenizer):

@@ -4,8 +4,12 @@
 
 # %% ../nbs/core/01_io.ipynb #3e5dce1d
 from __future__ import annotations
+
 import contextlib, io, json, os, sys, tempfile
 from pathlib import Path
+
+from plotly.offline import get_plotlyjs
+from tqdm.auto import tqdm
 
 from .config import ConfigError
 
@@ -46,7 +50,6 @@ def write_figure(fig, path, # a plotly figure and its .html destination
                  js_dir=None, # folder of the plotly.js the page loads (default: the page's own folder)
                 ) -> Path:
     "A standalone HTML file of a plotly figure, atomically; plotly.js is written once into `js_dir` and loaded from there, so the page opens offline."
-    from plotly.offline import get_plotlyjs
     path = Path(path); js = Path(js_dir or path.parent)/PLOTLY_JS
     if not js.exists(): atomic_write(js, get_plotlyjs())
     return atomic_write(path, fig.to_html(include_plotlyjs=os.path.relpath(js, path.parent), full_html=True))
@@ -65,7 +68,6 @@ def progress_bar(it, # what to iterate over
                  desc:str, # the bar's label
                  enabled:bool=True, **kwargs):
     "A tqdm bar over `it`; off when `enabled` is False or `TQDM_DISABLE` is set (as when notebooks save their outputs)."
-    from tqdm.auto import tqdm
     return tqdm(it, desc=desc, disable=not enabled or bool(os.environ.get("TQDM_DISABLE")), **kwargs)
 
 def check_writable(folder, # where a command will write (created when missing)

@@ -13,12 +13,12 @@ window and checks:
   * its text shows no machine path, Python warning, `<factory>` default or made-up annotation (`check_page_text`);
   * its `show_doc` signatures show no raw markdown link and every dataclass field with its comment (`check_signatures`);
   * no paragraph ending in ':' is left with nothing to introduce (`check_colons`);
-  * no two labels of a plotly figure overlap, none is cut or outside the figure (`check_figure_labels`);
-  * the top bar links to the repository (settings.ini `git_url`; `check_repo_link`).
-Also: the home page names every shipped experiment and has a table of the config keys they set (`check_home`), every
-exported symbol of lengen/_modidx.py has its `show_doc` anchor on its module's page, every notebook has a page in the
-sidebar, every console script in settings.ini has its `--help` on cli.html, no committed results/**/*.json holds an
-absolute path (`check_results`), and the search box finds pages.
+  * no two labels of a plotly figure overlap, none is cut or outside the figure (`check_figure_labels`).
+Also: the home page names every shipped experiment, has a table of the config keys they set (`check_home`) and a link
+to the repository (settings.ini `git_url`) in its top bar (`check_repo_link`); every exported symbol of lengen/_modidx.py
+has its `show_doc` anchor on its module's page, every notebook has a page in the sidebar, every console script in
+settings.ini has its `--help` on cli.html, no results/**/*.json of the repository holds an absolute path
+(`check_results`), and the search box finds pages.
 `--screenshots DIR` saves a PNG of each page, scrolled to its first figure or equation, and one of a search.
 
 usage: python tools/check_site.py [--site _docs] [--chromium chromium] [--screenshots DIR]
@@ -246,9 +246,9 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
                 ok = path.is_file() and (not frag or path.suffix != ".html" or frag in ids_of(path))
                 checked_refs[ref] = ok
                 if not ok: say(f"broken link or asset: {ref[len(base):]}")
-            for msg in (check_overflow(d) + check_page_text(d) + check_signatures(d) + check_colons(d) + check_figure_labels(d)
-                        + check_repo_link(d, ini.get("git_url", ""))
-                        + (check_home(d, lib) if rel == "index.html" else [])): say(msg)
+            seen = check_overflow(d) + check_page_text(d) + check_signatures(d) + check_colons(d) + check_figure_labels(d)
+            if rel == "index.html": seen += check_home(d, lib) + check_repo_link(d, ini.get("git_url", ""))
+            for msg in seen: say(msg)
             if shots:
                 browser.js(SHOT_JS); time.sleep(0.3)
                 browser.screenshot(shots/(rel.replace("/", "__").removesuffix(".html") + ".png"))
@@ -272,9 +272,11 @@ def check_home(d:dict, lib:Path) -> list[str]:
     keys = sorted({k for f in lib.glob("**/conf/*/*.yaml") for k in leaf_keys(yaml.safe_load(f.read_text()) or {})})
     tables, word = "\n".join(d["tables"]), lambda w, text: re.search(rf"(?<![\w.]){re.escape(w)}(?![\w.])", text)
     missing = [e for e in experiments if not word(e, d["shown"])]
+    # a key, or a dotted parent of it: a dict-valued field (schedule.kwargs for schedule.kwargs.min_lr_rate)
     unlisted = [k for k in keys if not any(word(k.rsplit(".", i)[0], tables) for i in range(max(k.count("."), 1)))]
-    return ([f"{len(missing)} of {len(experiments)} shipped experiments not named, e.g. {missing[:3]}"] if missing else []) + \
-           ([f"no table lists {len(unlisted)} of the {len(keys)} config keys the shipped configs set, e.g. {unlisted[:3]}"] if unlisted else [])
+    problems = [f"{len(missing)} of {len(experiments)} shipped experiments not named, e.g. {missing[:3]}"] if missing else []
+    if unlisted: problems.append(f"no table lists {len(unlisted)} of the {len(keys)} config keys the shipped configs set, e.g. {unlisted[:3]}")
+    return problems
 
 
 def leaf_keys(tree:dict, prefix:str="") -> list[str]:
@@ -341,7 +343,8 @@ def check_figure_labels(d:dict) -> list[str]:
         pairs = [f"{a['text']!r} / {b['text']!r}" for j, a in enumerate(labels) for b in labels[j + 1:]
                  if quads_overlap(a["corners"], b["corners"])]
         cut = [l["text"] for l in labels if l["tick"] and l["text"].endswith("=")]
-        out = [l["text"] for l in labels if any(not (left - 1 <= x <= right + 1 and top - 1 <= y <= bottom + 1) for x, y in l["corners"])]
+        inside = lambda x, y: left - 1 <= x <= right + 1 and top - 1 <= y <= bottom + 1
+        out = [l["text"] for l in labels if not all(inside(x, y) for x, y in l["corners"])]
         if pairs: problems.append(f"figure {i}: {len(pairs)} pairs of labels overlap, e.g. {'; '.join(pairs[:3])}")
         if cut: problems.append(f"figure {i}: tick labels cut: {cut[:3]}")
         if out: problems.append(f"figure {i}: labels outside the figure: {out[:3]}")
@@ -355,7 +358,7 @@ def check_repo_link(d:dict, git_url:str) -> list[str]:
 
 
 def check_results(results:Path) -> list[str]:
-    "No committed results/**/*.json holds an absolute path (a string starting with '/' or naming /work/, /tmp/, /home/)."
+    "No results/**/*.json of the repository holds an absolute path (a string starting with '/' or naming /work/, /tmp/, /home/)."
     def paths(v, key=""):
         if isinstance(v, dict): return [p for k, x in v.items() for p in paths(x, f"{key}.{k}" if key else k)]
         if isinstance(v, list): return [p for i, x in enumerate(v) for p in paths(x, f"{key}[{i}]")]

@@ -4,7 +4,9 @@
 
 # %% ../../nbs/eval/00_common.ipynb #3e5dce1d
 from __future__ import annotations
+
 import torch
+from transformers import AutoTokenizer
 
 from ..config import ConfigError
 from ..checkpoints import resolve_checkpoint
@@ -27,7 +29,6 @@ def load_for_eval(ckpt:str, # local checkpoint directory or Hub id (resolved fir
                   revision:str|None=None, **kwargs, # passed to `lengen.load_model`
                  ):
     "(model, tokenizer) of a checkpoint, ready for evaluation."
-    from transformers import AutoTokenizer
     if dtype not in EVAL_DTYPES: raise ConfigError("dtype", dtype, " | ".join(EVAL_DTYPES))
     ckpt = resolve_checkpoint(ckpt, revision)
     model = load_model(ckpt, dtype=EVAL_DTYPES[dtype], revision=revision, **kwargs).to(eval_device(device))

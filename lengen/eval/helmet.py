@@ -4,6 +4,7 @@
 
 # %% ../../nbs/eval/04_helmet.ipynb #60fa7b31
 from __future__ import annotations
+
 import argparse, contextlib, functools, importlib, importlib.util, json, math, os, re, sys, textwrap, types
 from importlib.resources import files
 from pathlib import Path
@@ -11,6 +12,8 @@ from unittest import mock
 
 import torch, yaml
 from transformers import AutoConfig, AutoTokenizer
+from packaging.version import parse as parse_version
+from huggingface_hub import snapshot_download
 
 from ..config import ConfigError
 from ..io import atomic_write, check_writable, output_dir_for, run_cli
@@ -85,8 +88,7 @@ _AUTO_CLASSES = {"AutoConfig": types.SimpleNamespace(from_pretrained=lambda name
 def pkg_resources_shim():
     "A context in which `import pkg_resources` works (a stand-in holding `parse_version` when setuptools has none)."
     if importlib.util.find_spec("pkg_resources"): yield; return
-    from packaging.version import parse
-    sys.modules["pkg_resources"] = types.SimpleNamespace(parse_version=parse)
+    sys.modules["pkg_resources"] = types.SimpleNamespace(parse_version=parse_version)
     try: yield
     finally: sys.modules.pop("pkg_resources", None)
 
@@ -146,7 +148,6 @@ def local_checkpoint(ckpt:str, revision:str|None=None) -> str:
     "`ckpt` as a local folder: itself, or a download of the Hub id."
     ckpt = resolve_checkpoint(ckpt, revision, field="--model_name_or_path")
     if Path(ckpt).is_dir(): return str(Path(ckpt).resolve())
-    from huggingface_hub import snapshot_download
     return snapshot_download(ckpt, revision=revision)
 
 @contextlib.contextmanager

@@ -4,11 +4,12 @@
 
 # %% ../../nbs/experiments/01_bench.ipynb #baf38d89
 from __future__ import annotations
-import argparse, gc, json, math, sys, time
+
+import argparse, gc, json, math, sys, tempfile, time
 
 import torch
 from torch import nn
-from transformers import TrainerCallback
+from transformers import TrainerCallback, SmolLM3Config, Mamba2Config, AutoModelForCausalLM
 
 from ..config import compose_config, in_ipython
 from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_world
@@ -25,7 +26,6 @@ __all__ = ['SHAPES', 'VARIANTS', 'MODEL_KEYS', 'variant_overrides', 'model_key',
 
 # %% ../../nbs/experiments/01_bench.ipynb #ce90efc4
 def _smollm3(**kw):
-    from transformers import SmolLM3Config
     base = dict(vocab_size=128256, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36, num_attention_heads=16,
                 num_key_value_heads=4, max_position_embeddings=65536, rope_theta=5e6, tie_word_embeddings=True, pad_token_id=128004)
     base.update(kw)
@@ -33,7 +33,6 @@ def _smollm3(**kw):
     return SmolLM3Config(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(n)], **base)
 
 def _mamba2(**kw):
-    from transformers import Mamba2Config
     base = dict(vocab_size=50288, hidden_size=2048, num_heads=64, head_dim=64, expand=2, state_size=128, n_groups=1,
                 num_hidden_layers=48, chunk_size=256, tie_word_embeddings=True)
     base.update(kw)
@@ -85,7 +84,6 @@ def bench_config(overrides:list[str]):
 
 def build_bench_model(shape:str, cfg, device):
     "A random-init model of `shape` with the run's model-level changes (SWA, attention scaling), in training mode."
-    from transformers import AutoModelForCausalLM
     config = run_config(SHAPES[shape](), cfg)
     torch.manual_seed(0)
     with torch.device(device):
@@ -188,7 +186,6 @@ def bench_training(experiment:str|None, # a shipped experiment
                    overrides:list[str]=(), # more `key=value` overrides (data path, tokenizer, ...)
                    steps:int=60, bare_steps:int=10, warmup:int=3, output_dir:str|None=None) -> dict:
     "Tokens/s of `lengen_train`'s loop (steady and overall) against the bare step of the same model and batch."
-    import tempfile
     clock = StepClock()
     with tempfile.TemporaryDirectory(prefix="lengen_bench_") as tmp:   # the run's final checkpoint and model (48 GB for 3B) go
         cfg = compose_config(experiment, [*overrides, f"max_steps={steps}", f"save_steps={steps + 1}",

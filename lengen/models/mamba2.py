@@ -4,12 +4,16 @@
 
 # %% ../../nbs/models/00_mamba2.ipynb #b7ced956
 from __future__ import annotations
+
 import importlib, json, math
 from pathlib import Path
 
 import torch
 from torch import nn
 from transformers import Mamba2Config, Mamba2ForCausalLM
+from transformers.utils import cached_file
+from safetensors import safe_open
+
 from ..config import ConfigError
 
 # %% auto #0
@@ -81,7 +85,6 @@ def keep_ssm_scalars_fp32(model:nn.Module) -> nn.Module:
 
 def _checkpoint_files(path:str, revision:str|None=None) -> list[Path]:
     "The safetensors files of a local or (cached) Hub checkpoint."
-    from transformers.utils import cached_file
     index = cached_file(path, "model.safetensors.index.json", revision=revision, _raise_exceptions_for_missing_entries=False)
     if index:
         names = sorted(set(json.loads(Path(index).read_text())["weight_map"].values()))
@@ -93,7 +96,6 @@ def restore_ssm_scalars(model:nn.Module, # a loaded Mamba2 model
                         path:str, # the checkpoint it was loaded from (local dir or Hub id)
                         revision:str|None=None) -> nn.Module:
     "Reload `A_log`, `D`, `dt_bias` from the checkpoint files as float32 (undoing a bf16 load's rounding)."
-    from safetensors import safe_open
     params = dict(model.named_parameters())
     for f in _checkpoint_files(path, revision):
         with safe_open(str(f), framework="pt") as st:

@@ -65,7 +65,7 @@ KERNEL_DEVICES = {"cuda"}  # devices the kernels run on
 @functools.cache
 def cudnn_sdpa():
     "cudnn-frontend's differentiable SDPA with diagonal bands, or the reason it cannot be imported (a str)."
-    try: from cudnn.sdpa.fwd.torch_op import sdpa
+    try: from cudnn.sdpa.fwd.torch_op import sdpa   # optional: cuDNN frontend, the gpu extra
     except Exception as e: return f"{type(e).__name__}: {e}"  # not installed, or no libcudnn to load
     return sdpa
 

@@ -4,7 +4,12 @@
 
 # %% ../../nbs/train/01_distributed.ipynb #783365e8
 from __future__ import annotations
+
 import contextlib
+
+from accelerate.state import PartialState
+from accelerate.utils import DistributedType
+from torch.distributed.fsdp import FSDPModule
 
 from ..config import ConfigError
 from ..data import rank_and_world
@@ -30,8 +35,6 @@ def fsdp_arguments(cfg) -> dict:
 def fsdp_on_cpu(args, # the run's `TrainingArguments`
                ):
     "While the Trainer builds its accelerator: let accelerate apply FSDP to CPU (gloo) processes, which it skips otherwise."
-    from accelerate.state import PartialState
-    from accelerate.utils import DistributedType
     state = PartialState() if args.fsdp else None
     if state is None or state.distributed_type != DistributedType.MULTI_CPU: yield; return
     state.distributed_type = DistributedType.MULTI_GPU   # the branch that attaches the FSDP plugin (the device stays the CPU)
@@ -41,7 +44,6 @@ def fsdp_on_cpu(args, # the run's `TrainingArguments`
 @contextlib.contextmanager
 def own_class(model):
     "While saving: `model` under its own class rather than FSDP2's `FSDP<class>` subclass (whose module is PyTorch's)."
-    from torch.distributed.fsdp import FSDPModule
     cls = type(model)
     if not isinstance(model, FSDPModule): yield; return
     model.__class__ = next(b for b in cls.__bases__ if b is not FSDPModule)
