@@ -5,11 +5,13 @@
 # %% ../nbs/core/01_io.ipynb #3e5dce1d
 from __future__ import annotations
 
-import contextlib, io, json, os, sys, tempfile
+import contextlib, io, json, os, sys, tempfile, warnings
 from pathlib import Path
 
 from plotly.offline import get_plotlyjs
-from tqdm.auto import tqdm
+with warnings.catch_warnings():   # without ipywidgets tqdm.auto warns and falls back to text bars, which is what we want
+    warnings.filterwarnings("ignore", message="IProgress not found")
+    from tqdm.auto import tqdm
 
 from .config import ConfigError
 
