@@ -4,7 +4,7 @@
 
 # %% ../nbs/core/00_config.ipynb #be5a55a7
 from __future__ import annotations
-import dataclasses, re
+import dataclasses, importlib, re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -234,8 +234,7 @@ class TrainingConfig:
 # %% ../nbs/core/00_config.ipynb #51830dd3
 def _field_docs(cls) -> dict:
     "Trailing `# comment` of each field of dataclass `cls` (read from the exported module's source)."
-    import importlib
-    from fastcore.docments import docments
+    from fastcore.docments import docments  # optional: fastcore is a dev requirement (nbdev's); only the reference needs it
     cls = getattr(importlib.import_module("lengen.config"), cls.__name__, cls)  # notebooks have no class source
     return {k: v for k, v in docments(cls).items() if k != 'return'}
 
@@ -293,8 +292,8 @@ def parse_layers(spec, # e.g. '0,3,7-11'; empty/None = all layers
 # %% ../nbs/core/00_config.ipynb #fbcc4690
 DROPOUT_MODES = ("vpad", "pre_linear", "pre_norm", "residual")
 PROJ_LETTERS = "qkvgudio"
-EVAL_METRICS = ("exact_match_accuracy", "token_accuracy", "teacher_forced_accuracy")
-COEF_ACTIVATIONS = ("sigmoid", "softplus_shifted")
+EVAL_METRICS = ("exact_match_accuracy", "token_accuracy", "teacher_forced_accuracy")  # lengen.eval.copy_task computes these
+COEF_ACTIVATIONS = ("sigmoid", "softplus_shifted")  # lengen.models.scaling.COEF_FUNCTIONS implements each
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "window_sdpa", "flex_attention", "flash_attention_2", "flash_attention_3")
 WINDOW_KERNEL_CHOICES = ("auto", "cudnn", "fa2")
 COUNT_FIELDS = ("max_steps", "save_steps", "logging_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
@@ -391,7 +390,7 @@ def _check_cuda_graphs(cfg):
                               "recorded: it can be neither recompiled nor recomputed), or compile.cuda_graphs=false")
 
 def _check_schedule(name):
-    from transformers.trainer_utils import SchedulerType
+    from transformers.trainer_utils import SchedulerType   # here, not at the top: keeps `import lengen.config` free of torch (0.3 s, not 3.5 s)
     _check_choice("schedule.schedule_type", name, tuple(s.value for s in SchedulerType))
 
 def _check_data_source(data):

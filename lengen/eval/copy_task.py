@@ -8,9 +8,11 @@ import argparse, os, random, string
 from collections import defaultdict
 from pathlib import Path
 
+import plotly.graph_objects as go
 import torch
+from transformers import AutoConfig
 
-from ..config import ConfigError
+from ..config import ConfigError, EVAL_METRICS
 from ..data import copy_example, copy_example_length, copy_string
 from ..ops.decode import decodable, greedy_decode
 from ..io import check_writable, output_dir_for, progress_bar, run_cli, write_figure, write_json
@@ -20,9 +22,10 @@ from .common import eval_device, load_for_eval
 from .position import position_limit
 
 # %% auto #0
-__all__ = ['METRICS', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples', 'evaluate_copy',
-           'plot_length_curve', 'save_length_eval', 'format_length_table', 'copy_alphabet_size', 'parse_lengths',
-           'free_memory', 'copy_forward_bytes', 'check_copy_memory', 'evaluate_copy_checkpoint', 'main']
+__all__ = ['answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples', 'evaluate_copy',
+           'plot_length_curve', 'save_length_eval', 'format_length_table', 'markdown_length_table',
+           'copy_alphabet_size', 'parse_lengths', 'free_memory', 'copy_forward_bytes', 'check_copy_memory',
+           'evaluate_copy_checkpoint', 'main']
 
 # %% ../../nbs/eval/01_copy_task.ipynb #6eecd390
 def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded after EOS
@@ -77,8 +80,6 @@ def score_examples(model, examples:list, # (prompt_ids, answer_ids) pairs
     return scores
 
 # %% ../../nbs/eval/01_copy_task.ipynb #9386f816
-METRICS = ("exact_match_accuracy", "token_accuracy", "teacher_forced_accuracy")
-
 def copy_eval_examples(tokenizer, length:int, samples:int, alphabet_size:int, seed:int=1234) -> list:
     "`samples` tokenized (prompt, answer) copy examples with strings of exactly `length` letters."
     rng = random.Random(seed * 1_000_003 + length)
@@ -92,7 +93,7 @@ def evaluate_copy(model, tokenizer, lengths, samples:int=100, alphabet_size:int=
     for L in progress_bar(list(lengths), "copy eval", progress):
         sc = score_examples(model, copy_eval_examples(tokenizer, L, samples, alphabet_size, seed),
                             tokenizer.eos_token_id, tokenizer.pad_token_id, batch_size)
-        rows.append({"length": L, "n": len(sc), **{m: sum(s[m] for s in sc) / len(sc) for m in METRICS}})
+        rows.append({"length": L, "n": len(sc), **{m: sum(s[m] for s in sc) / len(sc) for m in EVAL_METRICS}})
     return rows
 
 # %% ../../nbs/eval/01_copy_task.ipynb #0b5b7992
@@ -100,9 +101,8 @@ def plot_length_curve(rows:list[dict], # `evaluate_copy` rows
                       train_range:tuple[int, int]|None=None, # (min_len, max_len) seen in training, shaded
                       title:str="Copy task: accuracy vs string length"):
     "A plotly figure of the three metrics against string length."
-    import plotly.graph_objects as go
     fig = go.Figure()
-    for m in METRICS:
+    for m in EVAL_METRICS:
         fig.add_trace(go.Scatter(x=[r["length"] for r in rows], y=[r[m] for r in rows], mode="lines+markers",
                                  name=m.replace("_", " ")))
     if train_range:
@@ -120,6 +120,10 @@ def save_length_eval(rows:list[dict], out_dir, # where `copy_eval.json` and `cop
     return {"json": str(js), "html": str(html)}
 
 # %% ../../nbs/eval/01_copy_task.ipynb #7c5d2123
+def _outside(length:int, train_range) -> bool:
+    "Whether a string length lies outside the training range (never, without one)."
+    return bool(train_range) and not train_range[0] <= length <= train_range[1]
+
 def format_length_table(rows:list[dict], # `evaluate_copy` rows
                         train_range:tuple[int, int]|None=None, # (min_len, max_len) seen in training
                        ) -> str:
@@ -127,10 +131,18 @@ def format_length_table(rows:list[dict], # `evaluate_copy` rows
     head = f"{'length':>7} {'exact match':>12} {'token acc':>10} {'teacher-forced':>15}"
     lines = [head, "-" * len(head)]
     for r in rows:
-        ood = train_range and not train_range[0] <= r["length"] <= train_range[1]
+        ood = _outside(r["length"], train_range)
         lines.append(f"{r['length']:>6}{'*' if ood else ' '} {r['exact_match_accuracy']:>12.3f} {r['token_accuracy']:>10.3f} "
                      f"{r['teacher_forced_accuracy']:>15.3f}")
     return "\n".join(lines + (["* outside the training lengths"] if train_range else []))
+
+def markdown_length_table(rows:list[dict], # `evaluate_copy` rows (a `copy_eval.json`'s `results`)
+                          train_range:tuple[int, int]|None=None, # (min_len, max_len) seen in training
+                         ) -> str:
+    "The length sweep as a markdown table (the model card's), lengths outside the training range starred."
+    lines = [f"| {r['length']}{'*' if _outside(r['length'], train_range) else ''} | " + " | ".join(f"{r[m]:.3f}" for m in EVAL_METRICS)
+             + " |" for r in rows]
+    return "\n".join(["| length | exact match | token accuracy | teacher-forced |", "|---|---|---|---|", *lines])
 
 # %% ../../nbs/eval/01_copy_task.ipynb #fb787d90
 def copy_alphabet_size(tokenizer) -> int:
@@ -166,7 +178,6 @@ def copy_forward_bytes(config, # the checkpoint's model config
 def check_copy_memory(ckpt:str, longest:int, # the longest string length asked for
                       batch:int, device:torch.device):
     "Refuse, before loading, lengths whose teacher-forced pass cannot fit in `device`'s free memory; name the longest that fits."
-    from transformers import AutoConfig
     config, free = AutoConfig.from_pretrained(ckpt), free_memory(device)
     if copy_forward_bytes(config, copy_example_length(longest), batch) <= 0.8 * free: return
     fits = next((n for n in range(longest, 0, -1) if copy_forward_bytes(config, copy_example_length(n), batch) <= 0.8 * free), 0)

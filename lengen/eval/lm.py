@@ -8,6 +8,8 @@ import argparse, contextlib, functools, json, os, re, sys
 from pathlib import Path
 from unittest import mock
 
+import plotly.graph_objects as go
+
 from ..config import ConfigError, in_ipython
 from ..io import atomic_write, check_writable, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint
@@ -16,9 +18,9 @@ from ..models.build import load_model
 # %% auto #0
 __all__ = ['TASKS_VALID', 'LM_EVAL_MAX_GEN_TOKS', 'ESSAY_TASKS', 'ESSAY_DATASET', 'PUNKT', 'HAYSTACK_VALID', 'HF_MODELS',
            'UNSUPPORTED_MODEL_ARGS', 'NIAH_MODULE', 'PROG', 'lm_eval_config', 'task_index_once', 'leaf_task_configs',
-           'requested_tasks', 'generation_length', 'seq_lengths', 'check_max_length', 'read_haystack', 'hub_offline',
-           'check_essay_tasks', 'check_model', 'essay_haystack', 'lengen_lm_eval', 'ruler_scores', 'collect_scores',
-           'summary_table', 'plot_scores', 'write_summary', 'own_parser', 'evaluate_lm', 'main']
+           'requested_tasks', 'generation_length', 'seq_lengths', 'check_ruler_max_length', 'read_haystack',
+           'hub_offline', 'check_essay_tasks', 'check_model', 'essay_haystack', 'lengen_lm_eval', 'ruler_scores',
+           'collect_scores', 'summary_table', 'plot_scores', 'write_summary', 'own_parser', 'evaluate_lm', 'main']
 
 # %% ../../nbs/eval/03_lm.ipynb #05b1b652
 def _option_of(argv:list[str], text:str) -> tuple[str, str]:
@@ -30,8 +32,8 @@ def _option_of(argv:list[str], text:str) -> tuple[str, str]:
 def lm_eval_config(argv:list[str], # an `lm-eval` command line, without the program name (`run` optional)
                   ):
     "lm-eval's own reading of `argv`: its `EvaluatorConfig` (model_args, metadata, tasks, ... as lm-eval will use them)."
-    from lm_eval._cli import HarnessCLI
-    from lm_eval.config.evaluate_config import EvaluatorConfig
+    from lm_eval._cli import HarnessCLI  # optional: the eval extra (lm-eval)
+    from lm_eval.config.evaluate_config import EvaluatorConfig  # optional: the eval extra (lm-eval)
     argv = argv if argv[:1] == ["run"] else ["run", *argv]        # as lm-eval does, also for a lone --help
     with mock.patch.object(sys, "argv", ["lm-eval", *argv]):
         try: return EvaluatorConfig.from_cli(HarnessCLI().parse_args())
@@ -46,7 +48,7 @@ def _built_index(build, paths:tuple, resolve_includes:bool) -> dict: return buil
 @contextlib.contextmanager
 def task_index_once():
     "Within: lm-eval's task index is built once per process and set of task folders (building it takes seconds)."
-    from lm_eval.tasks._index import TaskIndex
+    from lm_eval.tasks._index import TaskIndex  # optional: the eval extra (lm-eval)
     build = TaskIndex.build
     once = lambda paths, *, resolve_includes=True: _built_index(build, tuple(map(Path, paths)), resolve_includes)
     with mock.patch.object(TaskIndex, "build", staticmethod(once)): yield
@@ -57,7 +59,7 @@ TASKS_VALID = ("task, group or tag names that `lm-eval ls tasks` lists (glob pat
 def leaf_task_configs(index:dict, # lm-eval's task index (`TaskManager().task_index`)
                       name:str) -> dict[str, dict]:
     "The raw configs of the tasks `name` (a task, group or tag) runs, by task name."
-    from lm_eval.tasks._index import Kind
+    from lm_eval.tasks._index import Kind  # optional: the eval extra (lm-eval)
     e = index[name]
     if e.kind == Kind.TAG: return {t: index[t].cfg for t in sorted(e.tags)}
     if e.kind != Kind.GROUP: return {name: e.cfg}
@@ -70,8 +72,8 @@ def leaf_task_configs(index:dict, # lm-eval's task index (`TaskManager().task_in
 
 def requested_tasks(cfg) -> dict[str, dict]:
     "The tasks an lm-eval config's `--tasks` names, with their raw configs; unknown names are refused."
-    from lm_eval.tasks import TaskManager
-    from lm_eval.utils import pattern_match
+    from lm_eval.tasks import TaskManager  # optional: the eval extra (lm-eval)
+    from lm_eval.utils import pattern_match  # optional: the eval extra (lm-eval)
     with task_index_once(): index = TaskManager(include_path=cfg.include_path).task_index
     names = [t for spec in cfg.tasks for t in spec.split(",")]
     if missing := [t for t in names if not pattern_match([t], list(index))]:
@@ -92,14 +94,14 @@ def generation_length(task_cfg:dict, # a raw task config
 # %% ../../nbs/eval/03_lm.ipynb #062fdccd
 def seq_lengths(metadata:dict) -> list[int]:
     "A run's RULER lengths: --metadata's `max_seq_lengths` (positive integers), else RULER's default."
-    from lm_eval.tasks.ruler.common_utils import DEFAULT_SEQ_LENGTHS
+    from lm_eval.tasks.ruler.common_utils import DEFAULT_SEQ_LENGTHS  # optional: the eval extra (lm-eval)
     ls = metadata.get("max_seq_lengths", DEFAULT_SEQ_LENGTHS)
     if not (isinstance(ls, list) and ls and all(isinstance(l, int) and l > 0 for l in ls)):
         raise ConfigError("--metadata max_seq_lengths", ls, "a non-empty list of positive token counts, e.g. "
                           '\'{"max_seq_lengths":[4096,8192]}\'')
     return ls
 
-def check_max_length(model_args:dict, metadata:dict, # lm-eval's parsed --model_args and task metadata
+def check_ruler_max_length(model_args:dict, metadata:dict, # lm-eval's parsed --model_args and task metadata
                      gen_lengths:dict[str, int], # task name -> tokens generated
                     ):
     "Refuse a missing `max_length`, or one that lets lm-eval cut the start of the longest prompts."
@@ -141,7 +143,7 @@ def check_essay_tasks(tasks, # the task names of the run
                      ):
     "Essay-haystack tasks need nltk's `punkt_tab`, and, offline, a local corpus."
     if not (essay := sorted(ESSAY_TASKS & set(tasks))): return
-    import nltk
+    import nltk  # optional: the eval extra (lm-eval[ruler])
     try: nltk.data.find(PUNKT)
     except LookupError:
         raise ConfigError("nltk data", PUNKT, f"an installed nltk punkt_tab model (searched: {', '.join(nltk.data.path)})",
@@ -168,7 +170,7 @@ def check_model(cfg) -> str:
 def _create_model(self, pretrained:str, revision="main", dtype="auto", parallelize=False, gpus=None,
                   max_memory_per_gpu=None, max_cpu_memory=None, offload_folder="./offload", **kwargs):
     "`HFLM._create_model` through `lengen.load_model`; the rest of `kwargs` goes to `from_pretrained`, as in lm-eval."
-    from lm_eval.models.utils_hf import get_dtype
+    from lm_eval.models.utils_hf import get_dtype  # optional: the eval extra (lm-eval)
     for k in (*UNSUPPORTED_MODEL_ARGS, "trust_remote_code", "quantization_config"): kwargs.pop(k, None)
     kwargs |= self._get_accelerate_args(parallelize=parallelize, device_map=kwargs.get("device_map"), gpus=gpus,
                                         max_memory_per_gpu=max_memory_per_gpu, max_cpu_memory=max_cpu_memory,
@@ -181,7 +183,7 @@ NIAH_MODULE = "lm_eval.tasks.ruler.niah_utils"
 @contextlib.contextmanager
 def essay_haystack(text:str): # the corpus
     "RULER's essay haystack taken from `text` instead of the Hub dataset."
-    from lm_eval.tasks.ruler import prepare_niah
+    from lm_eval.tasks.ruler import prepare_niah  # optional: the eval extra (lm-eval)
     words, original = re.sub(r"\s+", " ", text).split(" "), prepare_niah.get_haystack
     local = lambda type_haystack: words if type_haystack == "essay" else original(type_haystack)
     sys.modules.pop(NIAH_MODULE, None)
@@ -193,8 +195,8 @@ def essay_haystack(text:str): # the corpus
 def lengen_lm_eval(haystack:str|None=None, # a local essay corpus (--haystack-file), or None for lm-eval's
                   ):
     "lm-eval in this process with lengen's model loading, no nltk downloads, the task index built once, and `haystack`."
-    import nltk
-    from lm_eval.models.huggingface import HFLM
+    import nltk  # optional: the eval extra (lm-eval[ruler])
+    from lm_eval.models.huggingface import HFLM  # optional: the eval extra (lm-eval)
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(HFLM, "_create_model", _create_model))
         stack.enter_context(mock.patch.object(nltk, "download", lambda *a, **k: False))
@@ -232,7 +234,6 @@ def summary_table(rows:list[dict]) -> str:
 
 def plot_scores(rows:list[dict], title:str="RULER: accuracy vs length"):
     "A plotly figure of accuracy against length, one line per model and task."
-    import plotly.graph_objects as go
     fig, several = go.Figure(), len({r["model"] for r in rows}) > 1
     for m, t in dict.fromkeys((r["model"], r["task"]) for r in rows):
         pts = [r for r in rows if (r["model"], r["task"]) == (m, t)]
@@ -273,9 +274,9 @@ def evaluate_lm(argv:list[str]) -> dict:
     haystack = read_haystack(own.haystack_file) if own.haystack_file else None
     with lengen_lm_eval(haystack):
         tasks = requested_tasks(cfg)
-        check_max_length(cfg.model_args, cfg.metadata, {t: generation_length(c, cfg.gen_kwargs) for t, c in tasks.items()})
+        check_ruler_max_length(cfg.model_args, cfg.metadata, {t: generation_length(c, cfg.gen_kwargs) for t, c in tasks.items()})
         check_essay_tasks(tasks, haystack)
-        from lm_eval.__main__ import cli_evaluate
+        from lm_eval.__main__ import cli_evaluate  # optional: the eval extra (lm-eval)
         with mock.patch.object(sys, "argv", ["lm-eval", *rest]): cli_evaluate()
     paths = write_summary(cfg.output_path)
     if paths: print(paths["md"].read_text())

@@ -7,9 +7,12 @@ from __future__ import annotations
 import argparse, json, re, time
 from pathlib import Path
 
+import numpy as np
+import plotly.colors as pc, plotly.graph_objects as go
 import torch
 import torch.nn.functional as F
 from torch import nn
+from transformers import AutoTokenizer
 
 from ..config import ConfigError
 from .common import EVAL_DTYPES, load_for_eval, train_length
@@ -17,9 +20,10 @@ from ..io import check_writable, output_dir_for, progress_bar, run_cli, write_fi
 from ..checkpoints import resolve_checkpoint, run_config_of
 
 # %% auto #0
-__all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'position_limit', 'check_max_length',
-           'check_known_tokens', 'evaluate_positions', 'smooth_log', 'plot_position_ce', 'main', 'position_summary',
-           'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
+__all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'position_limit',
+           'check_position_max_length', 'check_known_tokens', 'evaluate_positions', 'smooth_log', 'plot_position_ce',
+           'context_windows', 'window_ce', 'markdown_window_table', 'main', 'position_summary', 'compare_runs',
+           'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
 
 # %% ../../nbs/eval/02_position.ipynb #255f024b
 def text_at(record, # one JSON record
@@ -112,7 +116,7 @@ def position_limit(model) -> int|None:
     sizes = [m.num_embeddings for n, m in model.named_modules() if isinstance(m, nn.Embedding) and _POSITION_TABLES.search(n)]
     return min(sizes) if sizes else None
 
-def check_max_length(max_length:int, # requested positions per document
+def check_position_max_length(max_length:int, # requested positions per document
                      longest:int, # tokens in the longest document
                      limit:int|None=None, # `position_limit` of the model
                      field:str="--max-length"):
@@ -148,7 +152,6 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
                        train_len:int|None=None, # the training length to mark; default: the run's data.block_size
                        device:str|None=None, chunk:int=4096, progress:bool=True) -> dict:
     "Per-position cross-entropy of `ckpt` on the documents of `dataset_file`; writes and returns the result."
-    from transformers import AutoTokenizer
     if batch_size < 1: raise ConfigError("--batch-size", batch_size, "a positive number of documents")
     if dtype not in EVAL_DTYPES: raise ConfigError("--dtype", dtype, " | ".join(EVAL_DTYPES))
     ckpt = resolve_checkpoint(ckpt)
@@ -157,10 +160,10 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     tok = AutoTokenizer.from_pretrained(ckpt)
     docs = [tok(t, verbose=False)["input_ids"][:max(max_length, 2)] for t in progress_bar(texts, "tokenize", progress)]
     check_known_tokens(docs, tok, ckpt)
-    check_max_length(max_length, max(map(len, docs)))
+    check_position_max_length(max_length, max(map(len, docs)))
     docs = [d for d in docs if len(d) >= 2]
     model, _ = load_for_eval(ckpt, dtype, device)
-    check_max_length(max_length, max(map(len, docs)), position_limit(model))
+    check_position_max_length(max_length, max(map(len, docs)), position_limit(model))
     if torch.cuda.is_available(): torch.cuda.reset_peak_memory_stats()
     t0 = time.time()
     ce, counts = per_position_ce(model, docs, batch_size, chunk, tok.pad_token_id or 0, progress)
@@ -179,7 +182,6 @@ def smooth_log(ce:list[float], counts:list[int], # one result's `per_position_ce
                upto:int|None=None, # bin edges reach this position (common to the runs of a figure)
               ) -> tuple[list[float], list[float]]:
     "(bin centres, document-weighted mean CE per bin) with positions counted as context length i+1."
-    import numpy as np
     ce, w = np.asarray(ce, dtype=np.float64), np.asarray(counts, dtype=np.float64)
     L = upto or len(ce)
     edges = np.unique(np.round(np.logspace(0, np.log10(L + 1), max(2, int(per_decade * np.log10(L + 1)) + 1))).astype(int))
@@ -194,7 +196,6 @@ def plot_position_ce(runs:dict, # label -> list of result dicts (seeds of one se
                      title:str="Cross-entropy by position", raw:bool|None=None, # raw curves (default: one run only)
                     ):
     "A plotly figure: smoothed CE against log position per label (mean, min-max band over seeds), training lengths marked."
-    import numpy as np, plotly.graph_objects as go, plotly.colors as pc
     fig, colors = go.Figure(), pc.qualitative.Plotly
     upto = max(len(r["per_position_ce"]) for rs in runs.values() for r in rs)
     raw = sum(map(len, runs.values())) == 1 if raw is None else raw
@@ -219,6 +220,29 @@ def plot_position_ce(runs:dict, # label -> list of result dicts (seeds of one se
     fig.update_layout(title=title, xaxis_title="position (tokens of context)", yaxis_title="cross-entropy (nats)",
                       xaxis_type="log", template="plotly_white", height=440)
     return fig
+
+# %% ../../nbs/eval/02_position.ipynb #37375316
+def context_windows(train_len:int|None, # the training length T (None: 1024, for a checkpoint lengen did not train)
+                    positions:int, # the positions a result has
+                   ) -> list[tuple[int, int]]:
+    "Windows (lo, hi] of context length: (0, T], then doubling, (T, 2T], (2T, 4T], ... up to `positions`."
+    T = train_len or 1024
+    out, lo, hi = [(0, min(T, positions))], T, 2 * T
+    while lo < positions: out.append((lo, min(hi, positions))); lo, hi = hi, 2 * hi
+    return out
+
+def window_ce(result:dict, # an `evaluate_positions` result (its `per_position_ce` and `doc_counts`)
+              lo:int, hi:int) -> float:
+    "Mean cross-entropy over contexts of lo+1..hi tokens, each position weighted by the documents that reach it."
+    ce, w = result["per_position_ce"][lo:hi], result["doc_counts"][lo:hi]
+    return sum(c * n for c, n in zip(ce, w)) / sum(w)
+
+def markdown_window_table(result:dict, # an `evaluate_positions` result
+                         ) -> str:
+    "`window_ce` over the result's `context_windows` as a markdown table (the model card's)."
+    rows = [f"| {lo + 1}–{hi} | {window_ce(result, lo, hi):.4f} |"
+            for lo, hi in context_windows(result.get("train_length"), len(result["per_position_ce"]))]
+    return "\n".join(["| positions | mean cross-entropy |", "|---|---|", *rows])
 
 # %% ../../nbs/eval/02_position.ipynb #c6cd2307
 def _parser() -> argparse.ArgumentParser:

@@ -9,18 +9,21 @@ from pathlib import Path
 
 import torch
 from omegaconf import OmegaConf
+from transformers import AutoTokenizer
 
 from ..config import ConfigError
 from ..eval.common import EVAL_DTYPES
+from ..eval.copy_task import markdown_length_table
+from ..eval.position import markdown_window_table
 from ..io import check_writable, share_files, run_cli
 from ..checkpoints import latest_checkpoint, resolve_checkpoint, run_config_of
 from ..models.mamba2 import SSM_SCALARS
 from ..models.build import load_model
 
 # %% auto #0
-__all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results', 'copy_table',
-           'position_table', 'metrics_table', 'usage_snippet', 'training_facts', 'reproduce_command', 'model_card',
-           'evaluation_sections', 'holds_training_state', 'check_release_folder', 'export_run', 'push_release', 'main']
+__all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results',
+           'metrics_table', 'usage_snippet', 'training_facts', 'reproduce_command', 'model_card', 'evaluation_sections',
+           'holds_training_state', 'check_release_folder', 'export_run', 'push_release', 'main']
 
 # %% ../../nbs/experiments/02_export.ipynb #a283e144
 SOURCE_VALID = "a run folder (lengen_train's output_dir after training) or one of its checkpoint-N folders"
@@ -75,21 +78,6 @@ def find_eval_results(run_dir) -> dict:
 # %% ../../nbs/experiments/02_export.ipynb #1d88ebc0
 def _fmt(v) -> str: return f"{v:.4f}" if isinstance(v, float) else str(v)
 def _setting(v) -> str: return "(none)" if v in ("", None) else f"`{v}`"
-
-def copy_table(r:dict) -> str:
-    "The copy-task sweep as a markdown table (lengths outside the training range starred)."
-    lo, hi = r.get("train_range") or (None, None)
-    rows = [f"| {x['length']}{'' if lo is None or lo <= x['length'] <= hi else '*'} | {x['exact_match_accuracy']:.3f} | "
-            f"{x['token_accuracy']:.3f} | {x['teacher_forced_accuracy']:.3f} |" for x in r["results"]]
-    return "\n".join(["| length | exact match | token accuracy | teacher-forced |", "|---|---|---|---|", *rows])
-
-def position_table(r:dict) -> str:
-    "Mean CE over position ranges [1, T], (T, 2T], (2T, 4T], ... (T: training length, else 1024)."
-    ce, n = r["per_position_ce"], len(r["per_position_ce"])
-    edges, T = [0], r.get("train_length") or 1024
-    while edges[-1] < n: edges.append(min(n, T if len(edges) == 1 else edges[-1] * 2))
-    rows = [f"| {a + 1}–{b} | {sum(ce[a:b]) / (b - a):.4f} |" for a, b in zip(edges[:-1], edges[1:])]
-    return "\n".join(["| positions | mean cross-entropy |", "|---|---|", *rows])
 
 def metrics_table(results:dict, # {name: {metric: value}}, e.g. lm-eval's `results` or HELMET's scores by dataset
                   key:str="task") -> str:
@@ -173,8 +161,8 @@ def evaluation_sections(run_dir:Path) -> list[str]:
     titles = {"copy": "Copy task", "position": "Cross-entropy by position", "lm_eval": "lm-eval (RULER)", "helmet": "HELMET"}
     for kind, files in found.items():
         for p, r in files:
-            table = {"copy": copy_table, "position": position_table}.get(kind)
-            if table: t = table(r)
+            if kind == "copy": t = markdown_length_table(r["results"], r.get("train_range"))
+            elif kind == "position": t = markdown_window_table(r)
             elif kind == "lm_eval": t = metrics_table(r["results"])
             else: t = metrics_table({p.name.removesuffix(".json.score"): r}, "dataset")
             out += [f"## {titles[kind]}: `{p.relative_to(run_dir)}`", "", t, ""]
@@ -201,7 +189,6 @@ def export_run(src, # a run folder or one of its checkpoint-N folders
                private:bool=False, # create the Hub repo private
                overwrite:bool=False) -> Path:
     "Write a release of `src` to `out` (and push it); returns `out`."
-    from transformers import AutoTokenizer
     if dtype not in RELEASE_DTYPES: raise ConfigError("--dtype", dtype, " | ".join(RELEASE_DTYPES))
     src, out = export_source(src), Path(out)
     check_release_folder(src, out, overwrite)
@@ -220,7 +207,7 @@ def export_run(src, # a run folder or one of its checkpoint-N folders
 
 def push_release(folder, repo_id:str, private:bool=False):
     "Upload a release folder to the Hub with `huggingface_hub` (creating the repo if needed)."
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi  # only --push-to-hub needs the Hub client
     api = HfApi()
     api.create_repo(repo_id, private=private, exist_ok=True)
     return api.upload_folder(folder_path=str(folder), repo_id=repo_id, commit_message="Release exported with lengen_export")

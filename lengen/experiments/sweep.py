@@ -12,11 +12,16 @@ from itertools import takewhile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import plotly.colors as pc, plotly.graph_objects as go
+import torch
 from omegaconf import OmegaConf
+from plotly.subplots import make_subplots
+from safetensors import safe_open
 
-from ..config import ConfigError, compose_config, in_ipython
+from ..config import ConfigError, EVAL_METRICS, compose_config, in_ipython
 from ..io import run_cli, write_json
-from ..eval.copy_task import METRICS
+from ..eval.position import context_windows, window_ce
 
 # %% auto #0
 __all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'Sweep', 'repo_root', 'repo_relative', 'relative_override', 'result_path',
@@ -24,8 +29,8 @@ __all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'Sweep', 'repo_root', 'repo_relat
            'mps_daemon', 'child_env', 'run_one', 'run_sweep', 'load_results', 'by_setting', 'seed_stats', 'seeds_label',
            'fmt_stats', 'copy_curves', 'copy_train_ranges', 'copy_table', 'plot_copy_sweep', 'fake_result',
            'fake_copy_result', 'copy_training_curves', 'plot_copy_training', 'copy_outcome', 'position_runs',
-           'context_windows', 'window_ce', 'position_windows', 'window_stats', 'position_table', 'fake_position_result',
-           'position_outcome', 'load_bench', 'bench_rows', 'bench_table', 'plot_bench', 'window_rates', 'bench_command',
+           'position_windows', 'window_stats', 'position_table', 'fake_position_result', 'position_outcome',
+           'load_bench', 'bench_rows', 'bench_table', 'plot_bench', 'window_rates', 'bench_command',
            'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
@@ -110,7 +115,6 @@ def train_command(spec:RunSpec, out_dir) -> list[str]:
 # %% ../../nbs/experiments/00_sweep.ipynb #778b0103
 def count_parameters(model_dir) -> int:
     "Parameters of the model saved in `model_dir` (from the safetensors headers; shared tensors once)."
-    from safetensors import safe_open
     n = 0
     for f in sorted(Path(model_dir).glob("*.safetensors")):
         with safe_open(str(f), "pt") as st:
@@ -122,7 +126,6 @@ def count_parameters(model_dir) -> int:
 
 def device_name() -> str:
     "The name of the GPU runs go to (CUDA device 0), or 'cpu'."
-    import torch   # here, not at the top: figures and plans read results without torch
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
 
 def _eval_record(cfg, out:Path) -> dict:
@@ -170,7 +173,6 @@ def _check_mps():
     hint = (f"CUDA MPS lets processes on one NVIDIA GPU run their kernels at the same time; it needs the driver's {MPS_CONTROL} "
             "and a GPU. Leave --mps out here: the processes then take turns on the device.")
     if shutil.which(MPS_CONTROL) is None: raise ConfigError("--mps", True, f"false on this machine ({MPS_CONTROL} is not on PATH)", hint)
-    import torch   # here, not at the top: the sweep's own process computes nothing on the GPU
     if not torch.cuda.is_available(): raise ConfigError("--mps", True, "false on this machine (no CUDA GPU)", hint)
 
 @contextmanager
@@ -284,7 +286,6 @@ def copy_train_ranges(results:list[dict]) -> list[tuple[int, int]]:
 
 def copy_table(results:list[dict], metric:str="exact_match_accuracy", order=None):
     "A DataFrame: string lengths down, settings across, `mean (min-max)` of `metric` over seeds."
-    import pandas as pd
     curves = copy_curves(results, metric, order)
     cols = {seeds_label(n, rows[0]["n"] if rows else 0): {r["length"]: fmt_stats(r) for r in rows} for n, rows in curves.items()}
     df = pd.DataFrame(cols); df.index.name = "string length"
@@ -293,15 +294,12 @@ def copy_table(results:list[dict], metric:str="exact_match_accuracy", order=None
 # %% ../../nbs/experiments/00_sweep.ipynb #b2c5a5ab
 def _band(fig, x, lo, hi, color, **where):
     "A min-max band (no legend entry) behind a curve."
-    import plotly.graph_objects as go
     fig.add_trace(go.Scatter(x=list(x) + list(x)[::-1], y=list(hi) + list(lo)[::-1], fill="toself", fillcolor=color,
                              opacity=0.2, line=dict(width=0), showlegend=False, hoverinfo="skip"), **where)
 
-def plot_copy_sweep(results:list[dict], metrics=METRICS, order=None,
+def plot_copy_sweep(results:list[dict], metrics=EVAL_METRICS, order=None,
                     title:str="Copy task: accuracy vs string length (mean over seeds, min-max shaded)"):
     "One panel per metric: per setting the mean over seeds against string length, min-max band, training lengths shaded."
-    import plotly.colors as pc, plotly.graph_objects as go
-    from plotly.subplots import make_subplots
     fig = make_subplots(rows=1, cols=len(metrics), shared_yaxes=True, subplot_titles=[m.replace("_", " ") for m in metrics])
     colors = pc.qualitative.Plotly
     for j, m in enumerate(metrics, 1):
@@ -331,7 +329,7 @@ def fake_result(sweep:str, name:str, seed:int, # where the record says it belong
 
 def _copy_rows(accuracy:dict, **extra) -> list[dict]:
     "Copy-task result rows of 100 strings, every metric `accuracy[length]` (`extra` first in each row, e.g. its step)."
-    return [{**extra, "length": L, "n": 100, **{m: a for m in METRICS}} for L, a in accuracy.items()]
+    return [{**extra, "length": L, "n": 100, **{m: a for m in EVAL_METRICS}} for L, a in accuracy.items()]
 
 def fake_copy_result(sweep:str, name:str, seed:int,
                      accuracy:dict, # string length -> the value of every metric
@@ -360,8 +358,6 @@ def copy_training_curves(results:list[dict], metric:str="exact_match_accuracy", 
 def plot_copy_training(results:list[dict], metric:str="exact_match_accuracy", lengths=(75, 100, 200), order=None,
                        title:str|None=None):
     "One panel per string length: per setting `metric` against the training step, mean over seeds, min-max band."
-    import plotly.colors as pc, plotly.graph_objects as go
-    from plotly.subplots import make_subplots
     curves, words = copy_training_curves(results, metric, lengths, order), metric.replace("_", " ")
     names, colors, shown = list(by_setting([r for r in results if "copy" in r], order)), pc.qualitative.Plotly, set()
     fig = make_subplots(rows=1, cols=max(1, len(curves)), shared_yaxes=True, subplot_titles=[f"{L} letters" for L in curves])
@@ -402,17 +398,6 @@ def position_runs(results:list[dict], order=None) -> dict[str, list[dict]]:
     "Per setting, the per-position results of its seeds (what `plot_position_ce` takes)."
     return {n: [r["position"] for r in rs] for n, rs in by_setting([r for r in results if "position" in r], order).items()}
 
-def context_windows(train_len:int, positions:int) -> list[tuple[int, int]]:
-    "Windows (lo, hi] of context length: (0, T], then doubling, (T, 2T], (2T, 4T], ... up to `positions`."
-    out, lo, hi = [(0, min(train_len, positions))], train_len, 2 * train_len
-    while lo < positions: out.append((lo, min(hi, positions))); lo, hi = hi, 2 * hi
-    return out
-
-def window_ce(pos:dict, lo:int, hi:int) -> float:
-    "Document-weighted mean cross-entropy over contexts of lo+1..hi tokens of one per-position result."
-    ce, w = pos["per_position_ce"][lo:hi], pos["doc_counts"][lo:hi]
-    return sum(c * n for c, n in zip(ce, w)) / sum(w)
-
 def position_windows(runs:dict[str, list[dict]]) -> list[tuple[int, int]]:
     "The `context_windows` of `position_runs`: from the training length to the positions every run reached."
     first = next(iter(runs.values()))[0]
@@ -424,7 +409,6 @@ def window_stats(ps:list[dict], lo:int, hi:int) -> dict:
 
 def position_table(results:list[dict], order=None):
     "A DataFrame: settings down, context windows across, `mean (min-max)` over seeds of the windowed cross-entropy."
-    import pandas as pd
     runs = position_runs(results, order)
     if not runs: return pd.DataFrame()
     rows = {seeds_label(name, len(ps)): {f"({lo}, {hi}]": fmt_stats(window_stats(ps, lo, hi)) for lo, hi in position_windows(runs)}
@@ -434,11 +418,14 @@ def position_table(results:list[dict], order=None):
 
 # %% ../../nbs/experiments/00_sweep.ipynb #0f72cf6c
 def fake_position_result(sweep:str, name:str, seed:int, ce:list[float], # CE at each position
-                         train_length:int=4) -> dict:
-    "A synthetic results record of a text run with given per-position CE (every position reached by 2 documents)."
+                         train_length:int=4,
+                         doc_counts:list[int]|None=None, # documents reaching each position (default: 2 everywhere)
+                        ) -> dict:
+    "A synthetic results record of a text run with given per-position CE and document counts."
+    counts = list(doc_counts) if doc_counts is not None else [2] * len(ce)
     return fake_result(sweep, name, seed, position={"dataset_file": "synthetic", "max_length": len(ce) + 1,
-                       "train_length": train_length, "num_documents": 2, "dtype": "float32", "seconds": 0.0,
-                       "per_position_ce": list(ce), "doc_counts": [2] * len(ce)})
+                       "train_length": train_length, "num_documents": max(counts), "dtype": "float32", "seconds": 0.0,
+                       "per_position_ce": list(ce), "doc_counts": counts})
 
 # %% ../../nbs/experiments/00_sweep.ipynb #647df2f8
 def position_outcome(results:list[dict], order=None) -> str:
@@ -475,14 +462,12 @@ def bench_rows(reports:list[dict]) -> list[dict]:
 
 def bench_table(reports:list[dict]):
     "A DataFrame of `bench_rows`, numbers rounded for reading."
-    import pandas as pd
     df = pd.DataFrame(bench_rows(reports))
     if df.empty: return df
     return df.round({"ratio": 3, "step_s": 4, "tokens_per_s": 0, "mfu": 3, "peak_mem_gib": 1})
 
 def plot_bench(reports:list[dict], title:str="Step time of each regularizer relative to the baseline"):
     "Grouped bars: the step-time ratio of each variant, one group of bars per report (shape, sequence length, file)."
-    import plotly.graph_objects as go
     fig = go.Figure()
     for r in reports:
         v = list(r["results"])
@@ -608,7 +593,6 @@ def throughput_rows(rep:dict, # a `sweep_throughput` report, or the candidates f
 def throughput_table(rep:dict, run_steps:int=20_000, # steps of one run of the sweep to plan
                     ):
     "A DataFrame of `throughput_rows`: steps/s in all and per run, the gain over one run alone, minutes for the N runs."
-    import pandas as pd
     rows = throughput_rows(rep)
     losses, notes = any(r["loss"] for r in rows), any(r["note"] for r in rows)
     loss = lambda d: " / ".join(f"{d[k]:.3f}" if k in d else "–" for k in ("50", "500"))

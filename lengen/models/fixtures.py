@@ -20,15 +20,31 @@ from .mamba2 import mamba2_config, mamba2_reference_init
 __all__ = ['tiny_smollm3', 'tiny_mamba2', 'tiny_mamba2_run', 'fake_checkpoint']
 
 # %% ../../nbs/models/06_fixtures.ipynb #5204181c
-def tiny_smollm3(**kw):
-    "A random 4-layer SmolLM3 (64 wide, 64 tokens); `kw` goes to its config."
-    return SmolLM3ForCausalLM(SmolLM3Config(vocab_size=64, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
-        num_attention_heads=4, num_key_value_heads=2, pad_token_id=0, bos_token_id=1, eos_token_id=2, **kw))
+def tiny_smollm3(seed:int|None=None, # seed torch's generator first; None draws from it as it stands
+                 layers:int=4, # decoder blocks
+                 device=None, # move the model there once built (None: it stays on the CPU)
+                 **kw, # fields of its `SmolLM3Config`, over the defaults (vocab_size, attn_implementation, ...)
+                ) -> SmolLM3ForCausalLM:
+    "A random SmolLM3 (4 layers, 64 wide, 64 tokens, 4 query and 2 key-value heads), in training mode."
+    if seed is not None: torch.manual_seed(seed)
+    c = dict(vocab_size=64, hidden_size=64, intermediate_size=128, num_hidden_layers=layers, num_attention_heads=4,
+             num_key_value_heads=2, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    m = SmolLM3ForCausalLM(SmolLM3Config(**{**c, **kw}))
+    return m if device is None else m.to(device)
 
-def tiny_mamba2():
-    "A random 2-layer Mamba2 (64 wide, 64 tokens, chunks of 16)."
-    return Mamba2ForCausalLM(Mamba2Config(vocab_size=64, hidden_size=64, num_heads=4, head_dim=32, expand=2,
-        state_size=16, n_groups=1, num_hidden_layers=2, chunk_size=16))
+def tiny_mamba2(seed:int|None=None, # seed torch's generator first; None draws from it as it stands
+                n_groups:int=1, # B/C groups
+                residual_in_fp32:bool=True, # keep the residual stream in float32 (transformers' default)
+                layers:int=2, # Mamba2 blocks
+                device=None, # move the model there once built (None: it stays on the CPU)
+                **kw, # fields of its `Mamba2Config`, over the defaults (vocab_size, chunk_size, pad_token_id, ...)
+               ) -> Mamba2ForCausalLM:
+    "A random Mamba2 (2 layers, 64 wide, 64 tokens, 4 heads of 32, chunks of 16), in training mode."
+    if seed is not None: torch.manual_seed(seed)
+    c = dict(vocab_size=64, hidden_size=64, num_heads=4, head_dim=32, expand=2, state_size=16, n_groups=n_groups,
+             num_hidden_layers=layers, chunk_size=16, residual_in_fp32=residual_in_fp32)
+    m = Mamba2ForCausalLM(Mamba2Config(**{**c, **kw}))
+    return m if device is None else m.to(device)
 
 # %% ../../nbs/models/06_fixtures.ipynb #2d8d5b45
 def tiny_mamba2_run(out_dir, # where to save the model, its tokenizer and a `lengen_config.yaml`

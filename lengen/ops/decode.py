@@ -69,8 +69,8 @@ def ssm_step_ref(state:Tensor, # (B, H, P, N) float32 SSM state; updated in plac
 def fused_ops():
     "causal_conv1d's `causal_conv1d_update` and mamba_ssm's `selective_state_update`, or None when either is missing."
     try:
-        from causal_conv1d import causal_conv1d_update
-        from mamba_ssm.ops.triton.selective_state_update import selective_state_update
+        from causal_conv1d import causal_conv1d_update  # optional: the gpu extra (causal_conv1d)
+        from mamba_ssm.ops.triton.selective_state_update import selective_state_update  # optional: the gpu extra (mamba_ssm)
     except ImportError: return None
     return causal_conv1d_update, selective_state_update
 

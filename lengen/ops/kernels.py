@@ -8,6 +8,8 @@ import functools, inspect, os, types
 
 import torch
 from torch import nn
+from transformers.modeling_outputs import CausalLMOutputWithPast
+from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
 
 from ..config import KERNEL_SWITCHES, ConfigError
 from ..models.family import decoder_blocks, FAMILIES, model_family
@@ -30,8 +32,9 @@ def kernel_switches(model:nn.Module, # a model
 
 def kernels_unavailable() -> str|None:
     "Why this process cannot run Liger's kernels, or None when it can."
-    try: import triton, liger_kernel  # noqa: F401
+    try: import triton, liger_kernel  # optional: the gpu extra
     except ImportError as e: return f"{e.name} is not installed (pip install 'lengen[gpu]')"
+    del triton, liger_kernel   # only whether they import matters
     if torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1": return None
     return "there is no CUDA device, and Liger's kernels are Triton GPU kernels"
 
@@ -90,7 +93,7 @@ def rms_norm_forward(norm:nn.Module, # a SmolLM3RMSNorm or Mamba2RMSNorm (weight
     "The RMSNorm through Liger's kernel: float32 statistics, `weight * normalized.to(x.dtype)`."
     if torch.compiler.is_compiling():   # the registered op (`liger_rms_norm`, below), reached through torch.ops
         return torch.ops.lengen.liger_rms_norm(x, norm.weight, norm.variance_epsilon)[0]
-    from liger_kernel.ops import LigerRMSNormFunction
+    from liger_kernel.ops import LigerRMSNormFunction  # optional: the gpu extra (liger-kernel)
     return LigerRMSNormFunction.apply(x, norm.weight, norm.variance_epsilon, _NORM_OFFSET, _NORM_CASTING, False, None)
 
 # %% ../../nbs/ops/04_kernels.ipynb #c692ba78
@@ -106,7 +109,7 @@ def liger_rms_norm(x:torch.Tensor, # the rows to normalize (..., d)
                    weight:torch.Tensor, # the norm's weight (d,)
                    eps:float) -> tuple[torch.Tensor, torch.Tensor]:
     "Liger's RMSNorm forward as one op for the compiler: the output (`x`'s dtype) and each row's float32 inverse RMS."
-    from liger_kernel.ops.rms_norm import rms_norm_forward as liger_forward
+    from liger_kernel.ops.rms_norm import rms_norm_forward as liger_forward  # optional: the gpu extra (liger-kernel)
     y, _, rstd, *_ = liger_forward(x.contiguous(), weight, eps, _NORM_OFFSET, _NORM_CASTING, None)
     return y, rstd
 
@@ -116,8 +119,8 @@ def _(x, weight, eps): return x.new_empty(x.shape), x.new_empty(x.numel() // x.s
 @torch.library.custom_op("lengen::liger_rms_norm_backward", mutates_args=())
 def liger_rms_norm_backward(dy:torch.Tensor, x:torch.Tensor, weight:torch.Tensor, rstd:torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     "The gradients of `liger_rms_norm` for `x` and `weight`, from Liger's backward kernel."
-    from liger_kernel.ops.rms_norm import _str_to_casting_mode, rms_norm_backward
-    from liger_kernel.ops.utils import calculate_settings
+    from liger_kernel.ops.rms_norm import _str_to_casting_mode, rms_norm_backward  # optional: the gpu extra (liger-kernel)
+    from liger_kernel.ops.utils import calculate_settings  # optional: the gpu extra (liger-kernel)
     block, warps = calculate_settings(x.shape[-1])
     return rms_norm_backward(dy.contiguous(), x.contiguous().view(-1, x.shape[-1]), weight, rstd, _NORM_OFFSET,
                              _str_to_casting_mode[_NORM_CASTING], block, warps, False, None)
@@ -133,7 +136,7 @@ liger_rms_norm.register_autograd(_rms_norm_grads, setup_context=_save_inputs)
 def swiglu_forward(mlp:nn.Module, # a SmolLM3MLP (gate_proj, up_proj, down_proj)
                    x:torch.Tensor):
     "`down_proj(silu(gate_proj(x)) * up_proj(x))` with Liger's fused silu-multiply; the projections stay module calls."
-    from liger_kernel.ops import LigerSiLUMulFunction
+    from liger_kernel.ops import LigerSiLUMulFunction  # optional: the gpu extra (liger-kernel)
     return mlp.down_proj(LigerSiLUMulFunction.apply(mlp.gate_proj(x), mlp.up_proj(x), 1.0, 1.0))
 
 # %% ../../nbs/ops/04_kernels.ipynb #1f675838
@@ -157,7 +160,7 @@ def fused_loss(model:nn.Module, # a causal LM with `lm_head` (its weight tied to
                labels:torch.Tensor, # unshifted labels (B, L), -100 ignored
                **kwargs): # num_items_in_batch, shift_labels, ... (the rest is ignored)
     "The shifted causal-LM loss of `lm_head(hidden)` by Liger's fused linear cross-entropy, without the logits."
-    from liger_kernel.transformers.model.loss_utils import LigerForCausalLMLoss
+    from liger_kernel.transformers.model.loss_utils import LigerForCausalLMLoss  # optional: the gpu extra (liger-kernel)
     w = model.lm_head.weight
     return LigerForCausalLMLoss(hidden.to(w.dtype), w, labels, model.config.hidden_size, **kwargs)
 
@@ -166,7 +169,6 @@ def fused_loss_forward(model:nn.Module, # a SmolLM3ForCausalLM (model, lm_head)
     "In training with labels: the loss by Liger's fused linear cross-entropy, no logits; otherwise the stock forward."
     if not (model.training and labels is not None):
         return type(model).forward(model, input_ids=input_ids, labels=labels, **kwargs)
-    from transformers.modeling_outputs import CausalLMOutputWithPast
     kwargs.pop("logits_to_keep", None)
     out = model.model(input_ids=input_ids, **kwargs)
     return CausalLMOutputWithPast(loss=fused_loss(model, out.last_hidden_state, labels, **kwargs),
@@ -180,7 +182,6 @@ def mamba2_fused_loss_forward(model:nn.Module, # a Mamba2ForCausalLM (backbone, 
     "`fused_loss_forward` for Mamba2: the backbone gets its own arguments, the loss the others, as in the stock forward."
     if not (model.training and labels is not None):
         return type(model).forward(model, input_ids=input_ids, labels=labels, **kwargs)
-    from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
     kwargs.pop("logits_to_keep", None)
     out = model.backbone(input_ids, **{a: kwargs.pop(a) for a in MAMBA2_BACKBONE_ARGS if a in kwargs})
     return Mamba2CausalLMOutput(loss=fused_loss(model, out.last_hidden_state, labels, **kwargs), hidden_states=out.hidden_states)
@@ -202,7 +203,7 @@ def apply_kernels(model:nn.Module, # the SmolLM3 or Mamba2 a run trains (changed
     if "swiglu" in handle.switches:
         for b in blocks: handle.patch(b.mlp, swiglu_forward)
     if "rope" in handle.switches:
-        from liger_kernel.transformers.rope import liger_rotary_pos_emb
+        from liger_kernel.transformers.rope import liger_rotary_pos_emb  # optional: the gpu extra (liger-kernel)
         fwd = with_globals(type(blocks[0].self_attn).forward, apply_rotary_pos_emb=liger_rotary_pos_emb)
         for b in blocks: handle.patch(b.self_attn, fwd)
     if "fused_linear_cross_entropy" in handle.switches: handle.patch(model, FUSED_LOSS_FORWARDS[model.config.model_type])

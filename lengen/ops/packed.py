@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util, types
 import torch
 from torch import nn
+from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
 from ..config import ConfigError
 from ..models.family import decoder_blocks
 
@@ -69,7 +70,7 @@ def uses_fused(mixer:nn.Module, x:torch.Tensor) -> bool:
 
 def mixer_fused(mixer:nn.Module, hidden_states:torch.Tensor, seq_idx:torch.Tensor) -> torch.Tensor:
     "mamba_ssm's fused training op on a packed stream (`in_proj` runs as a module: its hooks fire)."
-    from mamba_ssm.ops.triton.ssd_combined import mamba_split_conv1d_scan_combined
+    from mamba_ssm.ops.triton.ssd_combined import mamba_split_conv1d_scan_combined  # optional: the gpu extra (mamba_ssm)
     return mamba_split_conv1d_scan_combined(
         mixer.in_proj(hidden_states), mixer.conv1d.weight.squeeze(1), mixer.conv1d.bias, mixer.dt_bias,
         -torch.exp(mixer.A_log.float()), D=mixer.D, chunk_size=mixer.chunk_size, seq_idx=seq_idx,
@@ -93,7 +94,6 @@ def packed_block_forward(block:nn.Module, hidden_states, *args, seq_idx=None, **
 def packed_lm_forward(model:nn.Module, input_ids=None, labels=None, seq_idx=None, **kwargs):
     "Mamba2ForCausalLM's forward for packed batches (`seq_idx` given); otherwise the forward the model had."
     if seq_idx is None: return model._unpacked_forward(input_ids=input_ids, labels=labels, **kwargs)
-    from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
     bb = model.backbone
     h = bb.embeddings(input_ids)
     for block in bb.layers: h = block(h, seq_idx=seq_idx)
