@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-EXP = ROOT / "nbs" / "experiments"
+EXP = ROOT / "nbs" / "paper"
 PLOTLY = "application/vnd.plotly.v1+json"
 
 
@@ -58,6 +58,9 @@ def test_fig1_copy_task(tmp_path):
     assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in text
     html = tables(nb)
     assert len(html) == 2 and "0.800 (0.700–0.900)" in html[0]
+    md = "".join(outputs(nb, "text/markdown"))                             # the paragraphs written from the results
+    assert "strings of 1–20 letters" in md and "two seeds, evaluated to length 40" in md
+    assert "at 40 letters (2× the longest training string) the best is VPAD with 0.20 (baseline 0.10)" in md
     assert (tmp_path / "res" / "fig1_copy_task" / "fig1_copy_task.html").is_file()
 
 
@@ -105,6 +108,9 @@ def test_fig2_position_loss(tmp_path):
     assert "(32, 64]" in table and "6.000" in table and "3.500 (3.000–4.000)" in table
     text = "".join(outputs(nb, "stream"))
     assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in text and "No paper-scale results yet in" in text
+    md = "".join(outputs(nb, "text/markdown"))                             # the paragraphs written from the results
+    assert ("cross-entropy over the first 8 positions is 3.500 without a regularizer and 3.500 with VPAD; over positions "
+            "8–16 it is 6.000 and 3.500") in md
     assert (tmp_path / "r" / "fig2_position_loss" / "fig2_position_loss.html").is_file()
 
 

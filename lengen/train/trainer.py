@@ -8,7 +8,7 @@ import importlib.util, json, netrc, os, shutil, sys, time
 from urllib.parse import urlparse
 from pathlib import Path
 
-import torch
+import datasets, torch
 from omegaconf import OmegaConf
 from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
@@ -19,7 +19,8 @@ from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from ..io import check_writable, share_files, write_json
 from ..checkpoints import _checkpoints, resolve_resume, rotate_checkpoints
 from ..models.mamba2 import mamba2_kernel_path, no_decay_names
-from ..eval.copy_task import evaluate_copy, format_length_table, METRICS, save_length_eval, score_examples
+from ..eval.copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
+from ..config import EVAL_METRICS
 from ..ops.kernels import apply_kernels, fused_loss, require_kernels
 from ..ops.packed import apply_packed_examples, packing_collator
 from ..regularizers.dropout import apply_regularizers, format_sites, resolve_sites
@@ -32,16 +33,17 @@ from ..eval.position import check_eval_extra, eval_extra_from_config
 __all__ = ['RUN_OUTPUTS', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in', 'check_wandb', 'training_arguments',
            'previous_run', 'check_output_dir', 'LengenTrainer', 'generation_metrics', 'eval_curve',
            'GenerationEvalCallback', 'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile',
-           'prepare_model', 'FirstStepTimer', 'run_training', 'train_summary', 'final_copy_eval', 'parse_argv',
+           'prepare_model', 'FirstStepTimer', 'train_summary', 'final_copy_eval', 'run_training', 'parse_argv',
            'sites_report', 'main', 'sites_main']
 
-# %% ../../nbs/train/00_trainer.ipynb #66fb61ad
+# %% ../../nbs/train/00_trainer.ipynb #b77fdb01
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
 
 def data_workers(cfg) -> int:
     "`dataloader_num_workers`, or by default 4 for a Hub stream (tokenized while training) and 0 for prepared rows."
     return cfg.dataloader_num_workers if cfg.dataloader_num_workers is not None else (4 if _streamed(cfg) else 0)
 
+# %% ../../nbs/train/00_trainer.ipynb #f0acefa3
 def wandb_logged_in() -> bool:
     "Whether wandb can log online here: `WANDB_API_KEY`, or a `~/.netrc` entry for its host (what `wandb login` writes)."
     if os.environ.get("WANDB_API_KEY"): return True
@@ -49,6 +51,7 @@ def wandb_logged_in() -> bool:
     try: return netrc.netrc().authenticators(host) is not None
     except (FileNotFoundError, netrc.NetrcParseError): return False
 
+# %% ../../nbs/train/00_trainer.ipynb #f2e55225
 def check_wandb():
     "Refuse `wandb.enabled` without the wandb package, or without a login when wandb would log online."
     if importlib.util.find_spec("wandb") is None:
@@ -58,6 +61,7 @@ def check_wandb():
                           "keeps the logs locally for a later `wandb sync`)", hint="wandb has no login on this machine, "
                           "so the run would stop at its first log, after the model was built.")
 
+# %% ../../nbs/train/00_trainer.ipynb #a6dea92b
 def training_arguments(cfg) -> TrainingArguments:
     "HF `TrainingArguments` for a run."
     o, s = cfg.optim, cfg.schedule
@@ -85,7 +89,7 @@ def training_arguments(cfg) -> TrainingArguments:
         **fsdp_arguments(cfg),   # FSDP when cfg.fsdp.enabled (lengen.train.distributed)
         disable_tqdm=False)
 
-# %% ../../nbs/train/00_trainer.ipynb #01baf50d
+# %% ../../nbs/train/00_trainer.ipynb #5b3e29f1
 RUN_OUTPUTS = ("lengen_command.json", "lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
                "model.safetensors.index.json", "training_args.bin", "copy_eval.json", "copy_eval.html", "eval_curve.json")  # what a run writes beside its checkpoints
 
@@ -94,6 +98,7 @@ def previous_run(output_dir) -> list[str]:
     p = Path(output_dir)
     return [d.name for d in _checkpoints(p)] + [f for f in RUN_OUTPUTS if (p/f).exists()]
 
+# %% ../../nbs/train/00_trainer.ipynb #86c258de
 def check_output_dir(cfg):
     "Refuse an `output_dir` holding another run (unless resuming it, or told to overwrite it: then clear it) or one that cannot be written."
     out = Path(cfg.output_dir)
@@ -149,7 +154,7 @@ class LengenTrainer(Trainer):
             rotate_checkpoints(real, self.args.save_total_limit, keep=self.state.best_model_checkpoint)
         if self.args.world_size > 1: torch.distributed.barrier()
 
-# %% ../../nbs/train/00_trainer.ipynb #18a5f45e
+# %% ../../nbs/train/00_trainer.ipynb #8365c98a
 def generation_metrics(model, tokenizer, cfg) -> dict:
     "Every metric of the copy sweep at each length, and the `data.eval_metric` of each val set (`data.val_max_samples` each), for logging."
     d, m, out = cfg.data, cfg.data.eval_metric, {}
@@ -157,9 +162,8 @@ def generation_metrics(model, tokenizer, cfg) -> dict:
     if d.synthetic == "copy":
         ct = d.copy_task
         for r in evaluate_copy(model, tokenizer, ct.eval_lengths, n, ct.alphabet_size, ct.eval_seed, d.val_batch_size, progress=False):
-            out.update({f"copy/{k}@{r['length']}": r[k] for k in METRICS})
+            out.update({f"copy/{k}@{r['length']}": r[k] for k in EVAL_METRICS})
     for path in d.val_sets:
-        import datasets
         ds = datasets.load_from_disk(path)
         ds = ds.select(range(min(n, len(ds))))
         enc = lambda t: tokenizer(t, add_special_tokens=False)["input_ids"]
@@ -168,14 +172,16 @@ def generation_metrics(model, tokenizer, cfg) -> dict:
         out[f"{Path(path).name}/{m}"] = sum(s[m] for s in sc) / len(sc)
     return out
 
+# %% ../../nbs/train/00_trainer.ipynb #4e1523c7
 def eval_curve(log_history:list[dict], # the Trainer's `state.log_history`
                cfg) -> dict:
     "The copy metrics logged during training: one row per evaluation and string length (`eval_curve.json`)."
     lengths = cfg.data.copy_task.eval_lengths
-    rows = [{"step": h["step"], "length": L, "n": cfg.data.val_max_samples, **{m: h[f"copy/{m}@{L}"] for m in METRICS}}
-            for h in log_history for L in lengths if f"copy/{METRICS[0]}@{L}" in h]
-    return {"metrics": list(METRICS), "rows": rows}
+    rows = [{"step": h["step"], "length": L, "n": cfg.data.val_max_samples, **{m: h[f"copy/{m}@{L}"] for m in EVAL_METRICS}}
+            for h in log_history for L in lengths if f"copy/{EVAL_METRICS[0]}@{L}" in h]
+    return {"metrics": list(EVAL_METRICS), "rows": rows}
 
+# %% ../../nbs/train/00_trainer.ipynb #82911e61
 class GenerationEvalCallback(TrainerCallback):
     "Every `every` steps, log `generation_metrics` through the trainer."
     def __init__(self, trainer, tokenizer, cfg, every:int):
@@ -192,8 +198,8 @@ def cache_triton_autotuning() -> int:
     "Keep Triton's autotuning results on disk, for kernels defined from now on and those already imported; returns how many were switched."
     os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
     if os.environ["TRITON_CACHE_AUTOTUNING"] != "1" or os.environ.get("TRITON_INTERPRET") == "1" or "triton" not in sys.modules: return 0
-    from triton.runtime.autotuner import Autotuner
-    from triton.runtime.jit import KernelInterface
+    from triton.runtime.autotuner import Autotuner   # optional dependency (CUDA builds of torch), and loaded already here
+    from triton.runtime.jit import KernelInterface   # (the same)
     switched = 0
     for mod in list(sys.modules.values()):
         for k in list(getattr(mod, "__dict__", {}).values()):
@@ -224,7 +230,7 @@ def check_compile(model, # the model the run trains
                           "mamba_ssm's fused kernels: slower, and inductor (torch 2.11) fails on that scan's chunked cumsum. "
                           "Train Mamba2 eagerly: mamba_ssm's kernels, with kernels.liger=true for its RMSNorms and loss, are the fast path.")
 
-# %% ../../nbs/train/00_trainer.ipynb #63415864
+# %% ../../nbs/train/00_trainer.ipynb #5b3447dc
 def prepare_model(model, cfg):
     "Swap in the run's kernels, attach its regularizers and compile blocks if asked; returns the regularizer handle (or None)."
     if cfg.data.use_doc_masking and model.config.model_type == "mamba2":
@@ -247,6 +253,7 @@ def prepare_model(model, cfg):
         graph_blocks(model, max_shapes=8 if cfg.data.pack_examples else 2)   # packed streams come in a few lengths
     return handle
 
+# %% ../../nbs/train/00_trainer.ipynb #5637ea5e
 class FirstStepTimer(TrainerCallback):
     "Print what the first optimizer step cost: kernel compilation and autotuning, which is not the training speed."
     def on_step_begin(self, args, state, control, **kwargs):
@@ -256,12 +263,35 @@ class FirstStepTimer(TrainerCallback):
             print(f"lengen_train: the first step took {time.perf_counter() - self.t0:.1f} s (kernel compilation and "
                   "autotuning; later steps are the speed)", flush=True)
 
+# %% ../../nbs/train/00_trainer.ipynb #fd09a342
 def _collator(cfg, tokenizer):
     "Examples packed into one row (`data.pack_examples`), copy-task rows padded to the task's longest example (one shape all run), other padded examples per batch, packed text rows as they are."
     if not cfg.data.padded_examples: return packed_rows_collator
     if cfg.data.pack_examples: return packing_collator(tokenizer.pad_token_id)
     return padding_collator(tokenizer, copy_row_length(cfg.data.copy_task) if cfg.data.synthetic == "copy" else None)
 
+# %% ../../nbs/train/00_trainer.ipynb #651b7461
+def train_summary(cfg, steps:int, world_size:int, metrics:dict) -> dict:
+    "What a finished run did, for model cards: steps, processes, rows and (packed text) tokens seen, loss, time."
+    rows = cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * world_size
+    packed = packed_text(cfg.data)
+    return {"global_step": steps, "world_size": world_size, "rows_per_step": rows,
+            "tokens_per_step": rows * cfg.data.block_size if packed else None,
+            "train_tokens": steps * rows * cfg.data.block_size if packed else None, **metrics}
+
+# %% ../../nbs/train/00_trainer.ipynb #c078c8a7
+def final_copy_eval(model, tokenizer, cfg) -> dict:
+    "Full copy-task length sweep of a trained model: JSON + HTML in output_dir, a printed table; returns a summary."
+    ct = cfg.data.copy_task
+    rows = evaluate_copy(model, tokenizer, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed, cfg.data.val_batch_size)
+    paths = save_length_eval(rows, cfg.output_dir, train_range=(ct.min_len, ct.max_len),
+                             meta={"run": Path(cfg.output_dir).name, "max_steps": cfg.max_steps})
+    print(format_length_table(rows, (ct.min_len, ct.max_len)))
+    print(f"wrote {paths['json']} and {paths['html']}")
+    ind = [r for r in rows if ct.min_len <= r["length"] <= ct.max_len]
+    return {"in_distribution_exact_match": min((r["exact_match_accuracy"] for r in ind), default=float("nan")), **paths}
+
+# %% ../../nbs/train/00_trainer.ipynb #aa371e7b
 def run_training(cfg, # a composed, validated TrainingConfig
                  tokenizer=None, # default: `build_tokenizer(cfg)`
                  callbacks:list=(), # extra `TrainerCallback`s (e.g. `lengen_bench`'s step clock)
@@ -304,37 +334,7 @@ def run_training(cfg, # a composed, validated TrainingConfig
             metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
     return metrics
 
-def train_summary(cfg, steps:int, world_size:int, metrics:dict) -> dict:
-    "What a finished run did, for model cards: steps, processes, rows and (packed text) tokens seen, loss, time."
-    rows = cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * world_size
-    packed = packed_text(cfg.data)
-    return {"global_step": steps, "world_size": world_size, "rows_per_step": rows,
-            "tokens_per_step": rows * cfg.data.block_size if packed else None,
-            "train_tokens": steps * rows * cfg.data.block_size if packed else None, **metrics}
-
-# %% ../../nbs/train/00_trainer.ipynb #c078c8a7
-def final_copy_eval(model, tokenizer, cfg) -> dict:
-    "Full copy-task length sweep of a trained model: JSON + HTML in output_dir, a printed table; returns a summary."
-    ct = cfg.data.copy_task
-    rows = evaluate_copy(model, tokenizer, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed, cfg.data.val_batch_size)
-    paths = save_length_eval(rows, cfg.output_dir, train_range=(ct.min_len, ct.max_len),
-                             meta={"run": Path(cfg.output_dir).name, "max_steps": cfg.max_steps})
-    print(format_length_table(rows, (ct.min_len, ct.max_len)))
-    print(f"wrote {paths['json']} and {paths['html']}")
-    ind = [r for r in rows if ct.min_len <= r["length"] <= ct.max_len]
-    return {"in_distribution_exact_match": min((r["exact_match_accuracy"] for r in ind), default=float("nan")), **paths}
-
-# %% ../../nbs/train/00_trainer.ipynb #1d062978
-USAGE = """usage: lengen_train +experiment=NAME [key=value ...] [--cfg job]
-
-  +experiment=NAME   one of the shipped runs (lengen_train --list shows them)
-  key=value          any field, dotted: max_steps=100 optim.lr=1e-5 dropout.apply_to='q,k,v'
-                     (quote comma-separated values, or Hydra reads them as a sweep)
-  --cfg job          print the resolved config and exit
-  dry_run=true       validate, print the config and exit before building the model
-  --list             list the shipped experiments
-Multi-GPU: torchrun --nproc-per-node=N -m lengen.train.trainer +experiment=NAME"""
-
+# %% ../../nbs/train/00_trainer.ipynb #ca1cb117
 def parse_argv(argv:list[str]) -> tuple[str|None, list[str], str|None]:
     "Split a command line into (experiment, other overrides, action) where action is None, 'cfg', 'help' or 'list'."
     experiment, overrides, action, it = None, [], None, iter(argv)
@@ -346,12 +346,25 @@ def parse_argv(argv:list[str]) -> tuple[str|None, list[str], str|None]:
         else: overrides.append(a)
     return experiment, overrides, action
 
+# %% ../../nbs/train/00_trainer.ipynb #d4d2b267
 def sites_report(cfg) -> str:
     "The table of regularized sites of the run's model (built on the meta device), or why it cannot be listed."
     try: model = model_skeleton(cfg)
     except OSError as e: return f"(sites not listed: the model config of {cfg.model_name_or_path!r} is not reachable: {e})"
     return format_sites(resolve_sites(model, cfg))
 
+# %% ../../nbs/train/00_trainer.ipynb #b6558cc7
+USAGE = """usage: lengen_train +experiment=NAME [key=value ...] [--cfg job]
+
+  +experiment=NAME   one of the shipped runs (lengen_train --list shows them)
+  key=value          any field, dotted: max_steps=100 optim.lr=1e-5 dropout.apply_to='q,k,v'
+                     (quote comma-separated values, or Hydra reads them as a sweep)
+  --cfg job          print the resolved config and exit
+  dry_run=true       validate, print the config and exit before building the model
+  --list             list the shipped experiments
+Multi-GPU: torchrun --nproc-per-node=N -m lengen.train.trainer +experiment=NAME"""
+
+# %% ../../nbs/train/00_trainer.ipynb #328aa301
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `lengen_train`."
     experiment, overrides, action = parse_argv(sys.argv[1:] if argv is None else argv)
@@ -373,13 +386,14 @@ def main(argv:list[str]|None=None) -> int:
     if rank_and_world()[0] == 0: print(json.dumps(metrics, indent=2, default=str))
     return 0
 
-# %% ../../nbs/train/00_trainer.ipynb #d15eb0b8
+# %% ../../nbs/train/00_trainer.ipynb #73ec9d8c
 SITES_USAGE = """usage: lengen_sites +experiment=NAME [key=value ...]
 
   Print the table of modules the run's regularizers perturb (the model is built on the meta device: no weights).
   +experiment=NAME   one of the shipped runs (lengen_sites --list shows them)
   key=value          any field, dotted, as for lengen_train: dropout.apply_to='q,k,v' dropout.layers='0-3'"""
 
+# %% ../../nbs/train/00_trainer.ipynb #486f8e0d
 def sites_main(argv:list[str]|None=None) -> int:
     "Entry point of `lengen_sites +experiment=NAME [key=value ...]`."
     experiment, overrides, action = parse_argv(sys.argv[1:] if argv is None else argv)
