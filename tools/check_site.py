@@ -12,7 +12,8 @@ window and checks:
   * no code block or output needs sideways scrolling (`check_overflow`);
   * its text shows no Python warning or made-up annotation (`check_page_text`);
   * its `show_doc` signatures show no raw markdown link (`check_signatures`);
-  * no paragraph ending in ':' is left with nothing to introduce (`check_colons`).
+  * no paragraph ending in ':' is left with nothing to introduce (`check_colons`);
+  * no two labels of a plotly figure overlap, none is cut or outside the figure (`check_figure_labels`).
 Also: the home page names every shipped experiment, has a table of the config keys they set (`check_home`) and a link
 to the repository (settings.ini `git_url`) in its top bar (`check_repo_link`); every exported symbol of lengen/_modidx.py
 has its `show_doc` anchor on its module's page, every notebook has a page in the sidebar, every console script in
@@ -23,7 +24,7 @@ settings.ini has its `--help` on cli.html, no results/**/*.json of the repositor
 usage: python tools/check_site.py [--site _docs] [--chromium chromium] [--screenshots DIR]
 Exit status 0 when everything holds, 1 otherwise (each problem on its own line).
 """
-import argparse, base64, configparser, functools, http.server, json, re, shutil, subprocess, sys, tempfile, threading, time
+import argparse, base64, configparser, functools, http.server, json, math, re, shutil, subprocess, sys, tempfile, threading, time
 import urllib.request
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
@@ -134,6 +135,9 @@ PAGE_JS = r"""(() => {
   walk(main);
   const maths = [...document.querySelectorAll('main math')];
   const figs = [...document.querySelectorAll('.plotly-graph-div')];
+  const corners = t => { const b = t.getBBox(), m = t.getScreenCTM();   // a label's box, rotation included
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
   const longest = p => p.innerText.split('\n').reduce((a, b) => b.length > a.length ? b : a, '');
   return {
     title: document.title, h1: (document.querySelector('h1.title') || {}).textContent || '',
@@ -144,6 +148,10 @@ PAGE_JS = r"""(() => {
                 .map(p => p.innerText),
     colons: [...main.querySelectorAll('p')].filter(p => p.innerText.trim().endsWith(':') && !introduces(p.nextElementSibling))
             .map(p => p.innerText.trim()),
+    figure_labels: figs.map(f => { const r = f.getBoundingClientRect();
+      return {box: [r.left, r.top, r.right, r.bottom],
+              labels: [...f.querySelectorAll('svg text')].filter(t => t.textContent.trim() && t.getBBox().width > 0)
+                      .map(t => ({text: t.textContent.trim(), tick: !!t.closest('.xtick, .ytick'), corners: corners(t)}))}; }),
     navbar: [...document.querySelectorAll('#quarto-header a[href]')].map(a => a.href),
     examples: document.querySelectorAll('main div.cell .cell-code').length,
     math: maths.length, math_sized: maths.filter(m => m.getBoundingClientRect().width > 0).length,
@@ -238,7 +246,7 @@ def check_site(site:Path, chromium:str, shots:Path|None=None) -> list[str]:
                 ok = path.is_file() and (not frag or path.suffix != ".html" or frag in ids_of(path))
                 checked_refs[ref] = ok
                 if not ok: say(f"broken link or asset: {ref[len(base):]}")
-            seen = check_overflow(d) + check_page_text(d) + check_signatures(d) + check_colons(d)
+            seen = check_overflow(d) + check_page_text(d) + check_signatures(d) + check_colons(d) + check_figure_labels(d)
             if rel == "index.html": seen += check_home(d, lib) + check_repo_link(d, ini.get("git_url", ""))
             for msg in seen: say(msg)
             if shots:
@@ -307,6 +315,32 @@ def check_signatures(d:dict) -> list[str]:
 def check_colons(d:dict) -> list[str]:
     "Every paragraph ending in ':' stands before what it introduces (code, output, list, table, figure, a show_doc)."
     return [f"paragraph ends in ':' before nothing it introduces (a hidden cell?): {p[-100:]!r}" for p in d["colons"]]
+
+
+def quads_overlap(p:list, q:list, gap:float=2.0) -> bool:
+    "Whether two convex quadrilaterals (screen corners of rotated text boxes) come closer than `gap` px (separating axes)."
+    for quad in (p, q):
+        for (x0, y0), (x1, y1) in zip(quad, quad[1:] + quad[:1]):
+            n = (y0 - y1, x1 - x0); length = math.hypot(*n) or 1.0
+            a, b = ([(x*n[0] + y*n[1]) / length for x, y in r] for r in (p, q))
+            if min(a) >= max(b) + gap or min(b) >= max(a) + gap: return False
+    return True
+
+
+def check_figure_labels(d:dict) -> list[str]:
+    "In each plotly figure no two text labels overlap or touch, no tick label is cut (ends in '='), none leaves the figure."
+    problems = []
+    for i, fig in enumerate(d["figure_labels"], 1):
+        labels, (left, top, right, bottom) = fig["labels"], fig["box"]
+        pairs = [f"{a['text']!r} / {b['text']!r}" for j, a in enumerate(labels) for b in labels[j + 1:]
+                 if quads_overlap(a["corners"], b["corners"])]
+        cut = [l["text"] for l in labels if l["tick"] and l["text"].endswith("=")]
+        inside = lambda x, y: left - 1 <= x <= right + 1 and top - 1 <= y <= bottom + 1
+        out = [l["text"] for l in labels if not all(inside(x, y) for x, y in l["corners"])]
+        if pairs: problems.append(f"figure {i}: {len(pairs)} pairs of labels overlap, e.g. {'; '.join(pairs[:3])}")
+        if cut: problems.append(f"figure {i}: tick labels cut: {cut[:3]}")
+        if out: problems.append(f"figure {i}: labels outside the figure: {out[:3]}")
+    return problems
 
 
 def check_repo_link(d:dict, git_url:str) -> list[str]:

@@ -314,6 +314,7 @@ def plot_copy_sweep(results:list[dict], metrics=EVAL_METRICS, order=None,
                                      line=dict(width=0), mode="lines", name=f"training lengths {lo}-{hi}", legendgroup="train",
                                      showlegend=j == 1, hoverinfo="skip"), row=1, col=j)
     fig.update_xaxes(type="log", title_text="string length")
+    fig.update_xaxes(ticklabelstandoff=6)               # the x axis's first tick clear of the y axis's "0"
     fig.update_yaxes(range=[-0.02, 1.02]); fig.update_yaxes(title_text="accuracy", row=1, col=1)
     fig.update_layout(title=title, template="plotly_white", height=430, legend=dict(orientation="h", y=-0.25))
     return fig
@@ -472,10 +473,12 @@ def plot_bench(reports:list[dict], title:str="Step time of each regularizer rela
     for r in reports:
         v = list(r["results"])
         fig.add_trace(go.Bar(x=v, y=[r["results"][k]["ratio"] for k in v], name=f"{r['shape']} · {r['seq_len']} tokens · {r['file']}",
-                             text=[f"{r['results'][k]['ratio']:.3f}" for k in v], textposition="outside"))
+                             text=[f"{r['results'][k]['ratio']:.3f}" for k in v], textposition="inside",
+                             insidetextanchor="end", textangle=-90))   # inside its own bar: neighbours never collide
     fig.add_hline(y=1.0, line_dash="dash", line_color="gray")
     fig.update_layout(title=title, barmode="group", yaxis_title="step time / baseline step time", template="plotly_white",
-                      height=430, legend=dict(orientation="h", y=-0.3))
+                      height=480, margin=dict(t=110),
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0))   # above the plot, clear of the tick labels
     return fig
 
 # %% ../../nbs/experiments/00_sweep.ipynb #15440927
