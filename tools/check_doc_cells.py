@@ -3,8 +3,10 @@
 nbdev 2.4 runs, while rendering the docs, every cell whose syntax tree holds an import (even one inside a
 function). A test or GPU cell that also imports therefore runs on the docs machine, with no GPU and no data.
 Imports belong in the notebook's import cells; this check names each offending cell.
+It also checks that the hand-written sidebar (`custom_sidebar = True`) is tracked by git: CI builds the docs from a
+clean clone, where an ignored `nbs/sidebar.yml` is simply absent and every page drops out of the sidebar.
 """
-import ast, json, re, sys
+import ast, json, re, subprocess, sys
 from pathlib import Path
 
 def _has(tree, types): return any(isinstance(n, types) for n in ast.walk(tree))
@@ -22,7 +24,15 @@ def offending_cells(nb_path):
         if _has(tree, (ast.Import, ast.ImportFrom)) and _has(tree, (ast.Expr, ast.Assign)):
             yield i, src.splitlines()[0]
 
+def untracked_sidebar():
+    "Problems with `nbs/sidebar.yml` when settings.ini says the sidebar is hand-written."
+    if not re.search(r"^custom_sidebar\s*=\s*True", Path("settings.ini").read_text(), re.M): return []
+    tracked = subprocess.run(["git", "ls-files", "--error-unmatch", "nbs/sidebar.yml"], capture_output=True).returncode == 0
+    return [] if tracked else ["nbs/sidebar.yml: custom_sidebar = True but the file is not tracked by git (check .gitignore)"]
+
 if __name__ == "__main__":
+    sidebar = untracked_sidebar()
+    for line in sidebar: print(line, file=sys.stderr)
     bad = [(nb, i, line) for nb in sorted(Path("nbs").rglob("*.ipynb")) for i, line in offending_cells(nb)]
     for nb, i, line in bad: print(f"{nb} cell {i}: imports mixed with code ({line!r}); move the imports to an import cell", file=sys.stderr)
-    sys.exit(1 if bad else 0)
+    sys.exit(1 if bad or sidebar else 0)
