@@ -216,20 +216,20 @@ class TrainingConfig:
     bf16: bool = False  # bf16 autocast with fp32 master weights
     resume_from_checkpoint: Optional[str] = None  # a checkpoint dir, or auto = newest complete one in output_dir
     dry_run: bool = False  # validate, print the config (and the dropout sites) and exit
-    optim: OptimConfig = field(default_factory=OptimConfig)
-    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
-    data: DataConfig = field(default_factory=DataConfig)
-    arch: ArchConfig = field(default_factory=ArchConfig)
-    swa: SWAConfig = field(default_factory=SWAConfig)
-    dropout: DropoutConfig = field(default_factory=DropoutConfig)
-    residual_dropout: ResidualDropoutConfig = field(default_factory=ResidualDropoutConfig)
-    attention_dropout: AttentionDropoutConfig = field(default_factory=AttentionDropoutConfig)
-    attention_scaling: AttentionScalingConfig = field(default_factory=AttentionScalingConfig)
-    wandb: WandbConfig = field(default_factory=WandbConfig)
-    compile: CompileConfig = field(default_factory=CompileConfig)
-    kernels: KernelsConfig = field(default_factory=KernelsConfig)
-    eval_extra: EvalExtraConfig = field(default_factory=EvalExtraConfig)
-    fsdp: FSDPConfig = field(default_factory=FSDPConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)  # optimizer (AdamW)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)  # learning-rate schedule
+    data: DataConfig = field(default_factory=DataConfig)  # training and validation data
+    arch: ArchConfig = field(default_factory=ArchConfig)  # from-scratch Mamba2 architecture
+    swa: SWAConfig = field(default_factory=SWAConfig)  # sliding-window attention (SmolLM3)
+    dropout: DropoutConfig = field(default_factory=DropoutConfig)  # VPAD dropout family
+    residual_dropout: ResidualDropoutConfig = field(default_factory=ResidualDropoutConfig)  # dropout on each block's residual branch
+    attention_dropout: AttentionDropoutConfig = field(default_factory=AttentionDropoutConfig)  # dropout on attention probabilities
+    attention_scaling: AttentionScalingConfig = field(default_factory=AttentionScalingConfig)  # input-dependent attention scaling
+    wandb: WandbConfig = field(default_factory=WandbConfig)  # Weights & Biases logging
+    compile: CompileConfig = field(default_factory=CompileConfig)  # torch.compile and CUDA graphs
+    kernels: KernelsConfig = field(default_factory=KernelsConfig)  # fused kernels (Liger)
+    eval_extra: EvalExtraConfig = field(default_factory=EvalExtraConfig)  # per-position loss evaluation
+    fsdp: FSDPConfig = field(default_factory=FSDPConfig)  # fully sharded data parallel training
 
 # %% ../nbs/core/00_config.ipynb #51830dd3
 def _field_docs(cls) -> dict:

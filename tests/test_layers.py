@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "lengen"
-LAYERS = [["config"], ["io", "checkpoints"], ["data", "models", "ops"], ["regularizers"], ["eval"], ["train"], ["experiments"]]
+LAYERS = [["config", "showdoc"], ["io", "checkpoints"], ["data", "models", "ops"], ["regularizers"], ["eval"], ["train"], ["experiments"]]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 
 

@@ -10,8 +10,8 @@ window and checks:
   * each page whose notebook holds plotly figures shows that many rendered figures (plotly's SVG drawn in the page);
   * it requests nothing from another host (figures, math and fonts come from the site itself);
   * no code block or output needs sideways scrolling (`check_overflow`);
-  * its text shows no Python warning or made-up annotation (`check_page_text`);
-  * its `show_doc` signatures show no raw markdown link (`check_signatures`);
+  * its text shows no machine path, Python warning, `<factory>` default or made-up annotation (`check_page_text`);
+  * its `show_doc` signatures show no raw markdown link and every dataclass field with its comment (`check_signatures`);
   * no paragraph ending in ':' is left with nothing to introduce (`check_colons`);
   * no two labels of a plotly figure overlap, none is cut or outside the figure (`check_figure_labels`).
 Also: the home page names every shipped experiment, has a table of the config keys they set (`check_home`) and a link
@@ -292,7 +292,9 @@ def check_overflow(d:dict) -> list[str]:
 
 
 UNWANTED_TEXT = {   # what a reader must not see on a page: a pattern for each
+    "a machine path": r"/work/|/tmp/tmp|/home/|/root/|\.venv/|site-packages",
     "a Python warning": r"\b\w+Warning\b",
+    "a `<factory>` default": r"<factory>",
     "an annotation show_doc made up": r":(?:NoneType=None|VAR_POSITIONAL|VAR_KEYWORD)\b",
 }
 
@@ -304,12 +306,18 @@ def check_page_text(d:dict) -> list[str]:
 
 
 def check_signatures(d:dict) -> list[str]:
-    "show_doc signatures show no raw markdown link."
-    raw = []
+    "show_doc signatures show no raw markdown link, and a dataclass's (`-> None` class) every field with its comment."
+    raw, bare = [], []
     for sig in d["signatures"]:
         m = re.match(r"\s*(?:async\s+)?def (\w+)\((.*)\n\)\s*(->.*)?:\s*$", sig, re.S)
-        if m: raw += [f"{m[1]}: {l}" for l in re.findall(r"\[[^\]\n]*\]\([^)\s]+\)", m[2])]
-    return [f"{len(raw)} raw markdown links in show_doc signatures, e.g. {raw[0]}"] if raw else []
+        if not m: continue
+        name, params, ret = m.groups()
+        raw += [f"{name}: {l}" for l in re.findall(r"\[[^\]\n]*\]\([^)\s]+\)", params)]
+        if name[0].isupper() and (ret or "").replace(" ", "") == "->None":
+            fields = [f for line in params.split("\n") if "#" not in line for f in re.findall(r"(?:^|,)\s*(\w+):", line)]
+            if fields: bare.append(f"{name} ({', '.join(fields[:3])}{', ...' if len(fields) > 3 else ''})")
+    return ([f"{len(raw)} raw markdown links in show_doc signatures, e.g. {raw[0]}"] if raw else []) + \
+           ([f"{len(bare)} dataclasses show fields without their comment: {'; '.join(bare)}"] if bare else [])
 
 
 def check_colons(d:dict) -> list[str]:

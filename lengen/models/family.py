@@ -11,7 +11,7 @@ from torch import nn
 from ..config import ConfigError
 
 # %% auto #0
-__all__ = ['FAMILIES', 'Family', 'model_family', 'decoder_blocks']
+__all__ = ['FAMILIES', 'Family', 'has_submodule', 'find_blocks', 'model_family', 'decoder_blocks']
 
 # %% ../../nbs/models/04_family.ipynb #d0cc4cd2
 @dataclass(frozen=True)
@@ -47,24 +47,26 @@ FAMILIES = {
 }
 
 # %% ../../nbs/models/04_family.ipynb #216c9bcd
-def _has(mod:nn.Module, path:str) -> bool:
+def has_submodule(mod:nn.Module, # any module
+                  path:str) -> bool: # a dotted submodule name, e.g. "mixer.out_proj"
+    "Whether `mod` has a submodule at `path`."
     try: mod.get_submodule(path); return True
     except AttributeError: return False
 
-def _blocks(model:nn.Module) -> tuple[str, Family]:
+def find_blocks(model:nn.Module) -> tuple[str, Family]:
     "Name of `model`'s list of blocks, and its family."
     for name, mod in model.named_modules():
         if not isinstance(mod, nn.ModuleList) or len(mod) == 0: continue
         for fam in FAMILIES.values():
-            if all(_has(mod[0], p) for p in fam.signature): return name, fam
+            if all(has_submodule(mod[0], p) for p in fam.signature): return name, fam
     raise ConfigError("model_name_or_path", type(model).__name__,
                       "a Llama-style decoder (SmolLM3, Llama, Qwen: model.layers.{i}.input_layernorm, "
                       "post_attention_layernorm, self_attn, mlp) or a Mamba2 model (backbone.layers.{i}.norm, mixer)")
 
 def model_family(model:nn.Module) -> str:
     "'llama' or 'mamba2'; a `ConfigError` for any other model."
-    return _blocks(model)[1].name
+    return find_blocks(model)[1].name
 
 def decoder_blocks(model:nn.Module) -> nn.ModuleList:
     "The model's list of decoder blocks (`model.layers` or `backbone.layers`)."
-    return model.get_submodule(_blocks(model)[0])
+    return model.get_submodule(find_blocks(model)[0])

@@ -17,7 +17,7 @@ from ..data import char_tokenizer, small_bpe_tokenizer
 from .mamba2 import mamba2_config, mamba2_reference_init
 
 # %% auto #0
-__all__ = ['tiny_smollm3', 'tiny_mamba2', 'tiny_mamba2_run', 'fake_checkpoint']
+__all__ = ['tiny_smollm3', 'tiny_mamba2', 'tiny_mamba2_run', 'fake_checkpoint', 'machine_free']
 
 # %% ../../nbs/models/06_fixtures.ipynb #5204181c
 def tiny_smollm3(seed:int|None=None, # seed torch's generator first; None draws from it as it stands
@@ -76,3 +76,10 @@ def fake_checkpoint(d:Path, step:int, weights:bytes|None=b"", optimizer:bool=Tru
         if weights: (c/"model.safetensors").write_bytes((c/"model.safetensors").read_bytes()[:len(weights)])
     if optimizer: (c/"optimizer.pt").write_bytes(b"x")
     return c
+
+# %% ../../nbs/models/06_fixtures.ipynb #2ac2b522
+def machine_free(text:str, # what a demo printed or returned
+                 *roots) -> str: # the temporary folders the demo ran in
+    "`text` with each of `roots` written as `tmp`, so a saved notebook output names no folder of this machine."
+    for root in roots: text = text.replace(str(root), "tmp")
+    return text

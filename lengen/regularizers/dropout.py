@@ -14,7 +14,7 @@ from torch import nn, Tensor
 from omegaconf import DictConfig
 
 from ..config import ConfigError, parse_layers, parse_letters, resolve_aliases
-from ..models.family import Family, _blocks, _has
+from ..models.family import Family, find_blocks, has_submodule
 from ..ops.vpad_kernel import VPAD_EPS, fused_vpad_available, vpad_fused
 
 # %% auto #0
@@ -123,13 +123,13 @@ def _dropout_sites(model:nn.Module, cfg:DictConfig, blocks:str, fam:Family, n:in
              for i in layers for rel, (loc, grp) in _block_targets(d, fam).items()]
     if d.keep_final_norm:
         parent = blocks.rpartition(".")[0]
-        head = "lm_head" if _has(model, "lm_head") else "(model output)"
+        head = "lm_head" if has_submodule(model, "lm_head") else "(model output)"
         sites.append(Site(f"{parent}.{fam.final_norm}".lstrip("."), "norm", head, d.mode, d.rate))
     return _skip(model, sites, d)
 
 def _skip(model:nn.Module, sites:list[Site], d:DictConfig) -> list[Site]:
     "`sites` without those `d.skip_patterns` / `d.skip_module_names` name."
-    unknown = [s for s in d.skip_module_names if not _has(model, s)]
+    unknown = [s for s in d.skip_module_names if not has_submodule(model, s)]
     if unknown: raise ConfigError("dropout.skip_module_names", list(d.skip_module_names),
                                   "full module names of the model, e.g. the site names `resolve_sites` lists",
                                   hint=f"Not modules of this model: {', '.join(unknown)}.")
@@ -154,7 +154,7 @@ def resolve_sites(model:nn.Module, # a Llama-style or Mamba2 model
                   cfg:DictConfig, # a full TrainingConfig
                  ) -> list[Site]:
     "Every site `apply_regularizers(model, cfg)` acts on: dropout, then residual, then attention sites, each in model order."
-    cfg, (blocks, fam) = _canonical(cfg), _blocks(model)
+    cfg, (blocks, fam) = _canonical(cfg), find_blocks(model)
     n = len(model.get_submodule(blocks))
     order = {name: i for i, (name, _) in enumerate(model.named_modules())}
     groups = _dropout_sites(model, cfg, blocks, fam, n), _residual_sites(cfg, blocks, fam, n), _attention_sites(cfg, blocks, fam, n)
@@ -276,7 +276,7 @@ def apply_regularizers(model:nn.Module, # a Llama-style or Mamba2 model
                       ) -> Regularizers:
     "Attach dropout, residual dropout and attention dropout as `cfg` says; `.remove()` on the result undoes it."
     if model in _ATTACHED: raise RuntimeError("regularizers are already attached to this model; call .remove() on them first")
-    cfg, (blocks, fam) = _canonical(cfg), _blocks(model)
+    cfg, (blocks, fam) = _canonical(cfg), find_blocks(model)
     reg = Regularizers(model, resolve_sites(model, cfg))
     try:
         for s in reg.sites:
