@@ -19,10 +19,11 @@ from omegaconf.errors import OmegaConfBaseException
 # %% auto #0
 __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS',
            'WINDOW_KERNEL_CHOICES', 'COUNT_FIELDS', 'OPTIONAL_COUNT_FIELDS', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES',
-           'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig',
-           'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig',
-           'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig', 'TrainingConfig', 'config_reference',
-           'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp',
+           'INITIAL_STATE_MODES', 'NOISE_KINDS', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig',
+           'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
+           'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig',
+           'InitialStateConfig', 'TrainingConfig', 'config_reference', 'ConfigError', 'parse_layers',
+           'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp', 'check_initial_state',
            'register_schema', 'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases']
 
 # %% ../nbs/core/00_config.ipynb #4c7f0a94
@@ -191,6 +192,15 @@ class FSDPConfig:
     activation_checkpointing: bool = False  # recompute each decoder layer in backward (FSDP's own; use instead of gradient_checkpointing)
     cpu_ram_efficient_loading: bool = False  # after sharding, fill every rank's shards from rank 0's weights by broadcast (each process still reads the checkpoint)
 
+# %% ../nbs/core/00_config.ipynb #0554bf83
+@dataclass
+class InitialStateConfig:
+    "Non-zero initial SSM states in training (Buitrago & Gu, 2025); Mamba2 only. Evaluation always starts from zero."
+    mode: str = "none"  # none | noise (a Gaussian initial state) | passing (the final state of the row's previous chunk)
+    noise: str = "fixed"  # fixed (every element N(0, noise_std^2)) | fitted (per layer and head: mean and std of recent final states)
+    noise_std: float = 1.0  # standard deviation of fixed noise
+    prob: float = 1.0  # fraction of rows, drawn each step, that start from the non-zero state (the others from zero)
+
 # %% ../nbs/core/00_config.ipynb #26ea6840
 @dataclass
 class TrainingConfig:
@@ -230,6 +240,7 @@ class TrainingConfig:
     kernels: KernelsConfig = field(default_factory=KernelsConfig)  # fused kernels (Liger)
     eval_extra: EvalExtraConfig = field(default_factory=EvalExtraConfig)  # per-position loss evaluation
     fsdp: FSDPConfig = field(default_factory=FSDPConfig)  # fully sharded data parallel training
+    initial_state: InitialStateConfig = field(default_factory=InitialStateConfig)  # noisy or passed initial states (Mamba2)
 
 # %% ../nbs/core/00_config.ipynb #51830dd3
 def _field_docs(cls) -> dict:
@@ -304,6 +315,8 @@ COUNT_FIELDS = ("max_steps", "save_steps", "logging_steps", "per_device_train_ba
 OPTIONAL_COUNT_FIELDS = ("eval_steps", "save_total_limit")   # None, or >= 1
 SYNTHETIC_TASKS = ("", "copy")
 KERNEL_SWITCHES = ("rms_norm", "swiglu", "rope", "fused_linear_cross_entropy")  # `kernels.*` beside `liger`
+INITIAL_STATE_MODES = ("none", "noise", "passing")  # lengen.regularizers.initial_state implements each
+NOISE_KINDS = ("fixed", "fitted")
 
 def _check_choice(key, value, choices):
     if value not in choices: raise ConfigError(key, value, " | ".join(repr(c) for c in choices))
@@ -362,6 +375,7 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
         raise ConfigError("data.pack_examples", True, "false, or true together with data.padded_examples=true",
                           hint="Packing lays out a batch of separate examples (the copy task); packed text rows are already full.")
     check_fsdp(cfg)
+    check_initial_state(cfg)
     ct = cfg.data.copy_task
     if not 1 <= ct.alphabet_size <= 26: raise ConfigError("data.copy_task.alphabet_size", ct.alphabet_size, "1..26")
     if not 1 <= ct.min_len <= ct.max_len:
@@ -428,6 +442,27 @@ def check_fsdp(cfg:DictConfig, # a composed TrainingConfig
     if cfg.compile.torch_compile and f.version == 1:
         raise ConfigError("compile.torch_compile", True, "false with fsdp.version=1, or fsdp.version=2",
                           hint="Blocks compiled before FSDP1 wraps them do not see its flat parameters.")
+
+# %% ../nbs/core/00_config.ipynb #e80213ef
+def check_initial_state(cfg:DictConfig, # a composed TrainingConfig
+                       ):
+    "Refuse unknown `initial_state` values and what a non-zero initial state cannot run with."
+    s = cfg.initial_state
+    _check_choice("initial_state.mode", s.mode, INITIAL_STATE_MODES)
+    _check_choice("initial_state.noise", s.noise, NOISE_KINDS)
+    if not s.noise_std > 0: raise ConfigError("initial_state.noise_std", s.noise_std, "a positive number")
+    if not 0 < s.prob <= 1: raise ConfigError("initial_state.prob", s.prob, "a number in (0, 1]")
+    if s.mode == "none": return
+    for key in ("compile.cuda_graphs", "compile.torch_compile", "data.pack_examples"):
+        if OmegaConf.select(cfg, key):
+            raise ConfigError(key, True, f"false with initial_state.mode={s.mode}, or initial_state.mode=none",
+                              hint="lengen feeds the initial state to each mixer's scan in its own forward, which a "
+                              "captured graph, a compiled block or the packed-example stream would replace.")
+    if s.mode == "passing" and (cfg.data.synthetic or cfg.data.padded_examples):
+        key, val = ("data.synthetic", cfg.data.synthetic) if cfg.data.synthetic else ("data.padded_examples", True)
+        raise ConfigError(key, val, "packed text rows ('' and data.padded_examples=false) with initial_state.mode=passing, "
+                          "or initial_state.mode=noise", hint="Passing continues a row's state into the next row of the "
+                          "same text stream; separate examples have no next row to continue.")
 
 # %% ../nbs/core/00_config.ipynb #7666dc4d
 def _checkout_conf_dir() -> Path:

@@ -503,7 +503,10 @@ SWEEPS = {
                "eval_extra.max_length=8192", "eval_extra.batch_size=8",
                "compile.cuda_graphs=true"]),
     "copy_full_scale": Sweep("copy_full_scale", _COPY, seeds=[0, 1, 2], scale=["wandb.enabled=false"]),
-    "position_85m": Sweep("position_85m", {**_TEXT, "pre_linear": ("mamba2_85m_lengen_pile_pre_linear", [])}, seeds=[0, 1],
+    "position_85m": Sweep("position_85m", {**_TEXT, "pre_linear": ("mamba2_85m_lengen_pile_pre_linear", []),   # + the positive control:
+                                           "state_noise": ("mamba2_85m_lengen_pile_state_noise", []),   # noisy and passed initial
+                                           "state_passing": ("mamba2_85m_lengen_pile_state_passing", [])},   # states (Buitrago & Gu)
+                          seeds=[0, 1],
         scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "data.path={data}/rows",
                "eval_extra.dataset_file={data}/heldout.jsonl", "eval_extra.max_length=65536",
                "max_steps=800", "schedule.warmup_steps=40"], data="data/debian_mix"),

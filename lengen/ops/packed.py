@@ -68,7 +68,9 @@ def uses_fused(mixer:nn.Module, x:torch.Tensor) -> bool:
     "The fused op serves `mixer` on `x`: it can run, and no hook waits on the gated norm or `out_proj` inside it."
     return fused_available(x) and not (hooked(mixer.norm) or hooked(mixer.out_proj))
 
-def mixer_fused(mixer:nn.Module, hidden_states:torch.Tensor, seq_idx:torch.Tensor) -> torch.Tensor:
+def mixer_fused(mixer:nn.Module, hidden_states:torch.Tensor, seq_idx:torch.Tensor|None=None,
+                **kernel_kw, # more of the kernel's arguments: initial_states, return_final_states (lengen.regularizers.initial_state)
+               ) -> torch.Tensor:
     "mamba_ssm's fused training op on a packed stream (`in_proj` runs as a module: its hooks fire)."
     from mamba_ssm.ops.triton.ssd_combined import mamba_split_conv1d_scan_combined  # optional: the gpu extra (mamba_ssm)
     return mamba_split_conv1d_scan_combined(
@@ -76,7 +78,7 @@ def mixer_fused(mixer:nn.Module, hidden_states:torch.Tensor, seq_idx:torch.Tenso
         -torch.exp(mixer.A_log.float()), D=mixer.D, chunk_size=mixer.chunk_size, seq_idx=seq_idx,
         dt_limit=mixer.time_step_limit, activation=mixer.activation, rmsnorm_weight=mixer.norm.weight,
         rmsnorm_eps=mixer.norm.variance_epsilon, outproj_weight=mixer.out_proj.weight, outproj_bias=mixer.out_proj.bias,
-        headdim=mixer.head_dim, ngroups=mixer.n_groups, norm_before_gate=False)
+        headdim=mixer.head_dim, ngroups=mixer.n_groups, norm_before_gate=False, **kernel_kw)
 
 # %% ../../nbs/ops/02_packed_examples.ipynb #9e166c54
 def packed_mixer_forward(mixer:nn.Module, hidden_states, *args, seq_idx=None, **kwargs):

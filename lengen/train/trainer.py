@@ -24,6 +24,7 @@ from ..config import EVAL_METRICS
 from ..ops.kernels import apply_kernels, fused_loss, require_kernels
 from ..ops.packed import apply_packed_examples, packing_collator
 from ..regularizers.dropout import apply_regularizers, format_sites, resolve_sites
+from ..regularizers.initial_state import LanePackedText, StreamOrderSampler, apply_initial_state
 from ..models.family import decoder_blocks
 from ..ops.cuda_graphs import graph_blocks
 from ..models.build import build_model, model_skeleton
@@ -118,6 +119,13 @@ class LengenTrainer(Trainer):
     def __init__(self, *args, lengen_cfg=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.lengen_cfg = lengen_cfg
+
+    def _get_train_sampler(self, train_dataset=None):
+        "Prepared rows in stream order when `initial_state.mode=passing` (a row's state passes to the row it continues)."
+        ds = train_dataset if train_dataset is not None else self.train_dataset
+        c = self.lengen_cfg
+        if c is None or c.initial_state.mode != "passing" or not hasattr(ds, "__len__"): return super()._get_train_sampler(train_dataset)
+        return StreamOrderSampler(len(ds), lanes=c.per_device_train_batch_size * self.args.world_size)
 
     def create_accelerator_and_postprocess(self):
         with fsdp_on_cpu(self.args): super().create_accelerator_and_postprocess()
@@ -242,6 +250,9 @@ def prepare_model(model, cfg):
         apply_kernels(model, cfg)
     if cfg.data.pack_examples:   # after the kernels (their loss serves packed batches too), before graphs (which take seq_idx)
         apply_packed_examples(model, fused_loss if cfg.kernels.liger and cfg.kernels.fused_linear_cross_entropy else None)
+    if cfg.initial_state.mode != "none":   # before the regularizers: its mixer forward calls the modules they hook
+        passing_ring = data_workers(cfg) if cfg.initial_state.mode == "passing" and _streamed(cfg) else 1
+        apply_initial_state(model, cfg, ring=max(1, passing_ring))   # workers' batches alternate: a row continues W batches on
     handle = None
     if cfg.dropout.rate > 0 or cfg.residual_dropout.rate > 0 or cfg.attention_dropout.rate > 0:
         handle = apply_regularizers(model, cfg)
@@ -307,6 +318,7 @@ def run_training(cfg, # a composed, validated TrainingConfig
     refuse_data_parallel(args)
     with args.main_process_first(desc="output folder"): check_output_dir(cfg)
     with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache; bad data is refused before a model is built
+    if cfg.initial_state.mode == "passing" and _streamed(cfg): ds = LanePackedText(ds, cfg.per_device_train_batch_size)
     model = build_model(cfg, tok)
     prepare_model(model, cfg)
     trainer = LengenTrainer(model=model, args=args, train_dataset=ds, data_collator=_collator(cfg, tok),
