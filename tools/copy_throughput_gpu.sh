@@ -11,7 +11,8 @@
 #   plainN  the same without MPS
 #   cells   the `gpu` cells of nbs/ops/02_packed_examples.ipynb (packed vs padded loss and gradients, graphed) and of
 #           nbs/ops/03_greedy_decode.ipynb (the graphed greedy decoder against HF generate) and nbs/eval/01_copy_task.ipynb (the
-#           shipped copy evaluation timed with it and with generate), through tools/run_cells.py
+#           shipped copy evaluation timed with it and with generate) and nbs/regularizers/01_initial_state.ipynb (the fused
+#           mixer from an initial state against the reference), through tools/run_cells.py
 #   pack    one run each with data.pack_examples=true (shipped) and =false, same seed: speed, and the logged loss at
 #           steps 50 and 500 of both (the loss curves must agree within bf16 noise)
 # Out ($OUT): one log per stage, the kernel tables, throughput.json (every stage's reports).
@@ -70,7 +71,7 @@ for bs in (64, 100):
         torch.cuda.synchronize(); print("batch", bs, dtype, "seconds", round(time.time() - t0, 1), [round(r["exact_match_accuracy"], 2) for r in rows], flush=True)
 PY
            echo "evalt rc=$?"; cat $L/evalt.log | tail -5 ;;
-    cells) for nb in nbs/ops/02_packed_examples.ipynb nbs/ops/03_greedy_decode.ipynb nbs/eval/01_copy_task.ipynb; do
+    cells) for nb in nbs/ops/02_packed_examples.ipynb nbs/ops/03_greedy_decode.ipynb nbs/eval/01_copy_task.ipynb nbs/regularizers/01_initial_state.ipynb; do
              [ -f $nb ] || continue; timeout 240 python3 tools/run_cells.py $nb > $L/cells_$(basename $nb .ipynb).txt 2>&1
              echo "$nb: rc=$?"; tail -12 $L/cells_$(basename $nb .ipynb).txt; done ;;
     pack)  for p in true false; do bench pack_$p $NOEVAL --set data.pack_examples=$p
