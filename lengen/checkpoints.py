@@ -19,20 +19,14 @@ from .config import ConfigError
 __all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'safetensors_complete', 'checkpoint_problem',
            'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume', 'resolve_checkpoint', 'run_config_of']
 
-# %% ../nbs/core/02_checkpoints.ipynb #c519f965
-_CKPT = re.compile(rf"^{PREFIX_CHECKPOINT_DIR}-(\d+)$")
-
-def _checkpoints(output_dir) -> list[Path]:
-    "`checkpoint-<step>` directories of `output_dir`, oldest step first."
-    p = Path(output_dir)
-    if not p.is_dir(): return []
-    steps = {d: int(m[1]) for d in p.iterdir() if (m := _CKPT.match(d.name))}
-    return sorted(steps, key=steps.get)
-
+# %% ../nbs/core/02_checkpoints.ipynb #5d44816e
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json",
                 "pytorch_model_fsdp.bin")   # one of these holds a checkpoint's weights (FSDP's full state dict: the last)
+
+# %% ../nbs/core/02_checkpoints.ipynb #90a611c6
 OPTIMIZER_FILES = ("optimizer.pt", "optimizer.bin")   # and one of these its optimizer state
 
+# %% ../nbs/core/02_checkpoints.ipynb #085bfa91
 def safetensors_complete(path) -> bool:
     "Whether a `.safetensors` file has a readable header and all the bytes the header promises."
     with open(path, "rb") as f:
@@ -44,6 +38,7 @@ def safetensors_complete(path) -> bool:
     end = max((v["data_offsets"][1] for k, v in meta.items() if k != "__metadata__"), default=0)
     return Path(path).stat().st_size >= 8 + n + end
 
+# %% ../nbs/core/02_checkpoints.ipynb #337ef149
 def checkpoint_problem(d:Path) -> str|None:
     "Why `d` is not a complete checkpoint (readable trainer state, weights and optimizer state), or None when it is one."
     try: json.loads((d/"trainer_state.json").read_text())["global_step"]
@@ -55,6 +50,16 @@ def checkpoint_problem(d:Path) -> str|None:
     if not any((d/f).exists() for f in OPTIMIZER_FILES): return f"no optimizer state ({' / '.join(OPTIMIZER_FILES)})"
     return None
 
+# %% ../nbs/core/02_checkpoints.ipynb #7034778e
+_CKPT = re.compile(rf"^{PREFIX_CHECKPOINT_DIR}-(\d+)$")
+
+def _checkpoints(output_dir) -> list[Path]:
+    "`checkpoint-<step>` directories of `output_dir`, oldest step first."
+    p = Path(output_dir)
+    if not p.is_dir(): return []
+    steps = {d: int(m[1]) for d in p.iterdir() if (m := _CKPT.match(d.name))}
+    return sorted(steps, key=steps.get)
+
 def latest_checkpoint(output_dir, skipped:list|None=None, # newer incomplete checkpoints are appended here as (dir, why)
                      ) -> str|None:
     "The newest complete `checkpoint-<step>` in `output_dir`, or None."
@@ -64,6 +69,7 @@ def latest_checkpoint(output_dir, skipped:list|None=None, # newer incomplete che
         if skipped is not None: skipped.append((str(d), why))
     return None
 
+# %% ../nbs/core/02_checkpoints.ipynb #b57a9f80
 def rotate_checkpoints(output_dir, limit:int|None, keep:str|None=None):
     "Delete all but the newest `limit` complete checkpoints (by step; never `keep`), and incomplete ones older than the newest complete one."
     if not limit: return
@@ -73,6 +79,7 @@ def rotate_checkpoints(output_dir, limit:int|None, keep:str|None=None):
     for d in complete[:-limit] + superseded:
         if keep is None or Path(keep).resolve() != d.resolve(): shutil.rmtree(d)
 
+# %% ../nbs/core/02_checkpoints.ipynb #5b77f15b
 def resolve_resume(cfg, log=print) -> str|None:
     "The checkpoint to resume from: `auto` = the newest complete one (or none: a fresh start), saying which newer ones it skipped."
     r = cfg.resume_from_checkpoint
@@ -82,9 +89,11 @@ def resolve_resume(cfg, log=print) -> str|None:
     for d, why in skipped: log(f"lengen_train: skipping {d}: not a complete checkpoint ({why})")
     return found
 
-# %% ../nbs/core/02_checkpoints.ipynb #591073c0
+# %% ../nbs/core/02_checkpoints.ipynb #01381e77
 CHECKPOINT_VALID = ("a checkpoint directory holding config.json (a run's output_dir after training, or one of its "
                     "checkpoint-N folders), or a Hub model id such as HuggingFaceTB/SmolLM3-3B")
+
+# %% ../nbs/core/02_checkpoints.ipynb #2bc94305
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 def resolve_checkpoint(ckpt:str, # a local checkpoint directory or a Hub model id

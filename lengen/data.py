@@ -20,14 +20,15 @@ from .config import ConfigError
 
 # %% auto #0
 __all__ = ['COPY_SPECIALS', 'STREAM_TOKENIZE_BATCH', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels',
-           'CopyTaskDataset', 'padding_collator', 'copy_example_length', 'copy_row_length', 'pack_documents',
-           'PackedTextDataset', 'help_topics_texts', 'small_bpe_tokenizer', 'build_tokenizer', 'packed_text',
+           'CopyTaskDataset', 'padding_collator', 'copy_example_length', 'copy_row_length', 'help_topics_texts',
+           'small_bpe_tokenizer', 'pack_documents', 'PackedTextDataset', 'build_tokenizer', 'packed_text',
            'load_local_documents', 'load_text_dataset', 'PackedRows', 'packed_rows_collator', 'packed_text_dataset',
            'prepacked_rows', 'rank_and_world', 'stream_shard', 'build_train_dataset']
 
-# %% ../nbs/core/03_data.ipynb #2700ed56
+# %% ../nbs/core/03_data.ipynb #c1640971
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
 
+# %% ../nbs/core/03_data.ipynb #86d6279b
 def char_tokenizer(alphabet_size:int=26, # letters a.. used by the task
                   ) -> PreTrainedTokenizerFast:
     "Character tokenizer of the copy task: ids 0-3 are `* $ | .`, then the letters."
@@ -37,15 +38,17 @@ def char_tokenizer(alphabet_size:int=26, # letters a.. used by the task
     tok.decoder = decoders.Fuse()
     return PreTrainedTokenizerFast(tokenizer_object=tok, **COPY_SPECIALS, model_max_length=1 << 20)
 
-# %% ../nbs/core/03_data.ipynb #4df9ad54
+# %% ../nbs/core/03_data.ipynb #ec85fe51
 def copy_string(rng:random.Random, alphabet_size:int, n:int) -> str:
     "A random string of `n` letters from the first `alphabet_size` letters."
     return "".join(rng.choices(string.ascii_lowercase[:alphabet_size], k=n))
 
+# %% ../nbs/core/03_data.ipynb #64d921df
 def copy_example(s:str) -> tuple[str, str]:
     "(prompt, answer) of the copy task for string `s`: `$s|` and `s.`"
     return f"{COPY_SPECIALS['bos_token']}{s}{COPY_SPECIALS['sep_token']}", f"{s}{COPY_SPECIALS['eos_token']}"
 
+# %% ../nbs/core/03_data.ipynb #588bb9ef
 def answer_labels(input_ids:list[int], # one tokenized example
                   sep_id:int, # id of the answer separator
                  ) -> list[int]:
@@ -76,7 +79,7 @@ class CopyTaskDataset(torch.utils.data.Dataset):
         return {"input_ids": ids, "labels": answer_labels(ids, self.tok.sep_token_id)}
 
 
-# %% ../nbs/core/03_data.ipynb #762095d2
+# %% ../nbs/core/03_data.ipynb #cbd3342b
 def padding_collator(tokenizer, length:int|None=None, # pad every batch to this many tokens (None: the batch's longest)
                     ):
     "Pads `input_ids` with PAD and `labels` with -100, adds `attention_mask`."
@@ -91,15 +94,33 @@ def padding_collator(tokenizer, length:int|None=None, # pad every batch to this 
         return {"input_ids": ids, "labels": labels, "attention_mask": mask}
     return collate
 
+# %% ../nbs/core/03_data.ipynb #b9768a77
 def copy_example_length(n:int) -> int:
     "Tokens of a copy example `$s|s.` with `len(s) = n`."
     return 2 * n + 3
 
+# %% ../nbs/core/03_data.ipynb #bf8b6b53
 def copy_row_length(copy_task, # the `data.copy_task` group
                    ) -> int:
     "Tokens of the longest copy example (`len(s) = max_len`), rounded up to a multiple of 8."
     return -(-copy_example_length(copy_task.max_len) // 8) * 8
 
+# %% ../nbs/core/03_data.ipynb #adb1f13f
+def help_topics_texts() -> list[str]:
+    "The standard library's help-topic documents (about 0.5 MB of English prose and code)."
+    return [t for t in topics.values() if len(t) > 200]
+
+# %% ../nbs/core/03_data.ipynb #8a73bfdb
+def small_bpe_tokenizer(vocab_size:int=512) -> PreTrainedTokenizerFast:
+    "A byte-level BPE trained on `help_topics_texts`, with `<|endoftext|>` as BOS/EOS/PAD."
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(help_topics_texts(), trainer)
+    eot = "<|endoftext|>"
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=eot, eos_token=eot, pad_token=eot)
 
 # %% ../nbs/core/03_data.ipynb #f3714208
 def pack_documents(docs, # iterable of token-id lists
@@ -126,9 +147,10 @@ def _row(ids, seq, doc_masking):
         row["position_ids"] = pos
     return row
 
-# %% ../nbs/core/03_data.ipynb #683d3847
+# %% ../nbs/core/03_data.ipynb #a5c7cd98
 STREAM_TOKENIZE_BATCH = 256   # documents of a stream tokenized in one call
 
+# %% ../nbs/core/03_data.ipynb #f4de1825
 class PackedTextDataset(torch.utils.data.IterableDataset):
     "Tokenize (in batches) and pack the documents of a `datasets` dataset (map-style or streaming) on the fly."
     def __init__(self, ds, tokenizer, data_cfg): self.ds, self.tok, self.cfg = ds, tokenizer, data_cfg
@@ -147,22 +169,6 @@ class PackedTextDataset(torch.utils.data.IterableDataset):
         return pack_documents(self._docs(), c.block_size, self.tok.eos_token_id, c.append_eos_between_docs,
                               c.no_doc_mixing, c.use_doc_masking)
 
-# %% ../nbs/core/03_data.ipynb #5833b82b
-def help_topics_texts() -> list[str]:
-    "The standard library's help-topic documents (about 1 MB of English prose and code)."
-    return [t for t in topics.values() if len(t) > 200]
-
-def small_bpe_tokenizer(vocab_size:int=512) -> PreTrainedTokenizerFast:
-    "A byte-level BPE trained on `help_topics_texts`, with `<|endoftext|>` as BOS/EOS/PAD."
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(help_topics_texts(), trainer)
-    eot = "<|endoftext|>"
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=eot, eos_token=eot, pad_token=eot)
-
 # %% ../nbs/core/03_data.ipynb #6a90af37
 def build_tokenizer(cfg) -> PreTrainedTokenizerFast:
     "The tokenizer named by `cfg.pretrained_tokenizer` (or the model's own when that is empty)."
@@ -178,11 +184,12 @@ def build_tokenizer(cfg) -> PreTrainedTokenizerFast:
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return tok
 
-# %% ../nbs/core/03_data.ipynb #8e370ee6
+# %% ../nbs/core/03_data.ipynb #5edbe6b1
 def packed_text(data_cfg) -> bool:
     "Whether a `data` group trains on packed text rows of `block_size` tokens (not the copy task or padded examples)."
     return not (data_cfg.get("synthetic") or data_cfg.get("padded_examples"))
 
+# %% ../nbs/core/03_data.ipynb #6f573786
 def _is_saved_dataset(p:Path) -> bool: return (p/"dataset_info.json").exists() or (p/"dataset_dict.json").exists()
 
 def load_local_documents(data_cfg):
@@ -209,6 +216,7 @@ def load_local_documents(data_cfg):
     if len(ds) == 0: raise ConfigError("data.path", str(p), "a dataset with at least one document", hint="It is empty.")
     return ds
 
+# %% ../nbs/core/03_data.ipynb #611bdcc8
 def load_text_dataset(data_cfg):
     "The local documents of `data.path`, or the streamed, shuffled `data.dataset_name`."
     if data_cfg.path: return load_local_documents(data_cfg)
@@ -219,15 +227,7 @@ def load_text_dataset(data_cfg):
                           hint=f"Loading it failed: {str(e).splitlines()[0]}") from None
     return ds.shuffle(buffer_size=data_cfg.shuffle_buffer_size, seed=data_cfg.shuffle_seed)
 
-# %% ../nbs/core/03_data.ipynb #04170044
-def _tokenize_batch(batch, tokenizer, column): return {"ids": tokenizer(batch[column], add_special_tokens=False)["input_ids"]}
-
-def _pack_batch(batch, block_size, eos_id, append_eos, no_doc_mixing, doc_masking):
-    rows = list(pack_documents(batch["ids"], block_size, eos_id, append_eos, no_doc_mixing, doc_masking))
-    out = {"input_ids": [r["input_ids"] for r in rows]}
-    if doc_masking: out["position_ids"] = [r["position_ids"] for r in rows]
-    return out
-
+# %% ../nbs/core/03_data.ipynb #4204a33f
 class PackedRows(torch.utils.data.Dataset):
     "Packed rows as tensors, read a batch at a time: one Arrow slice per batch, not a Python dict per row."
     def __init__(self, rows): self.rows = rows.with_format("torch")   # a `datasets.Dataset` of packed rows
@@ -237,9 +237,19 @@ class PackedRows(torch.utils.data.Dataset):
         return {**b, "labels": b["input_ids"]}        # causal LM labels: the model shifts them itself
     def __getitems__(self, keys:list[int]) -> dict: return self[keys]   # what a DataLoader calls for a batch
 
+# %% ../nbs/core/03_data.ipynb #018d394e
 def packed_rows_collator(batch):
     "Collate packed rows: a batch `PackedRows` already read as tensors passes as is, a list of rows is stacked."
     return batch if isinstance(batch, dict) else default_data_collator(batch)
+
+# %% ../nbs/core/03_data.ipynb #2310d77f
+def _tokenize_batch(batch, tokenizer, column): return {"ids": tokenizer(batch[column], add_special_tokens=False)["input_ids"]}
+
+def _pack_batch(batch, block_size, eos_id, append_eos, no_doc_mixing, doc_masking):
+    rows = list(pack_documents(batch["ids"], block_size, eos_id, append_eos, no_doc_mixing, doc_masking))
+    out = {"input_ids": [r["input_ids"] for r in rows]}
+    if doc_masking: out["position_ids"] = [r["position_ids"] for r in rows]
+    return out
 
 def packed_text_dataset(ds, # local documents (`load_local_documents`)
                         tokenizer, data_cfg, # the run's tokenizer and `data` group
@@ -278,16 +288,18 @@ def prepacked_rows(ds, # a local dataset with an `input_ids` column (`load_local
         raise ConfigError("data.use_doc_masking", True, "false for rows packed beforehand without a position_ids column")
     return PackedRows(ds.select_columns([c for c in ("input_ids", "position_ids") if c in ds.column_names]))
 
-# %% ../nbs/core/03_data.ipynb #cdef9253
+# %% ../nbs/core/03_data.ipynb #251568e7
 def rank_and_world() -> tuple[int, int]:
     "This process's rank and the number of processes, as torchrun sets them (0, 1 in a plain run)."
     return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
 
+# %% ../nbs/core/03_data.ipynb #d6a49bc8
 def stream_shard(ds, # a streamed (iterable) `datasets` dataset
                  rank:int, world_size:int):
     "The part of a stream that one of `world_size` processes reads: disjoint across ranks, together the whole stream."
     return ds if world_size == 1 else split_dataset_by_node(ds, rank=rank, world_size=world_size)
 
+# %% ../nbs/core/03_data.ipynb #52bb8fe2
 def build_train_dataset(cfg, tokenizer):
     "The training dataset a config describes: the copy task, packed local rows (map-style), or this rank's packed stream."
     d = cfg.data

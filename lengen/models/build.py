@@ -15,17 +15,10 @@ from .scaling import add_attention_scaling
 from . import scaling
 
 # %% auto #0
-__all__ = ['run_config', 'model_config', 'attn_kwargs', 'build_model', 'add_run_modules', 'model_skeleton', 'default_attention',
+__all__ = ['run_config', 'model_config', 'attn_kwargs', 'add_run_modules', 'build_model', 'model_skeleton', 'default_attention',
            'load_model']
 
-# %% ../../nbs/models/05_build.ipynb #6221a477
-def _from_scratch(cfg, tokenizer):
-    if cfg.swa.enabled: raise ConfigError("swa.enabled", True, "false for from-scratch Mamba2 runs (SWA is a SmolLM3 setting)")
-    mc = mamba2_config(cfg.arch, len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
-    torch.manual_seed(cfg.seed)
-    model = Mamba2ForCausalLM(mc)
-    return mamba2_reference_init(model) if cfg.arch.mamba2_reference_init else model
-
+# %% ../../nbs/models/05_build.ipynb #b03d3f04
 def run_config(config, cfg):
     "`config` (a model config) with the run's config-level changes (SWA, `window_sdpa`'s kernel) applied in place."
     if cfg.swa.enabled: apply_swa(config, cfg.swa.window, cfg.swa.rope_theta)
@@ -34,6 +27,7 @@ def run_config(config, cfg):
         config.window_kernel = cfg.window_kernel
     return config
 
+# %% ../../nbs/models/05_build.ipynb #1ae679c4
 def model_config(cfg):
     "The checkpoint's config with the run's config-level change (SWA) applied."
     try: config = AutoConfig.from_pretrained(cfg.model_name_or_path, revision=cfg.revision)
@@ -42,9 +36,27 @@ def model_config(cfg):
                           "Hub id this machine can reach, or '' to build a Mamba2 from `arch`", hint=str(e).splitlines()[0]) from None
     return run_config(config, cfg)
 
+# %% ../../nbs/models/05_build.ipynb #b3c496d5
 def attn_kwargs(config, cfg) -> dict:
     "`attn_implementation` for models that have attention (Mamba2 refuses the argument)."
     return {} if config.model_type == "mamba2" else {"attn_implementation": cfg.attn_implementation}
+
+# %% ../../nbs/models/05_build.ipynb #766b8bc5
+def add_run_modules(model, cfg):
+    "Add the modules a run puts into the model itself (attention scaling); returns `model`."
+    if not cfg.attention_scaling.enabled: return model
+    if model.config.model_type != "smollm3":
+        raise ConfigError("attention_scaling.enabled", True, f"false for {model.config.model_type} models (attention "
+                          "scaling is implemented for SmolLM3)")
+    return add_attention_scaling(model, cfg)
+
+# %% ../../nbs/models/05_build.ipynb #67bc3caa
+def _from_scratch(cfg, tokenizer):
+    if cfg.swa.enabled: raise ConfigError("swa.enabled", True, "false for from-scratch Mamba2 runs (SWA is a SmolLM3 setting)")
+    mc = mamba2_config(cfg.arch, len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
+    torch.manual_seed(cfg.seed)
+    model = Mamba2ForCausalLM(mc)
+    return mamba2_reference_init(model) if cfg.arch.mamba2_reference_init else model
 
 def build_model(cfg, # the run's TrainingConfig
                 tokenizer, # the run's tokenizer
@@ -57,14 +69,6 @@ def build_model(cfg, # the run's TrainingConfig
                                                      dtype=torch.float32, **attn_kwargs(config, cfg))
     return add_run_modules(model, cfg)
 
-def add_run_modules(model, cfg):
-    "Add the modules a run puts into the model itself (attention scaling); returns `model`."
-    if not cfg.attention_scaling.enabled: return model
-    if model.config.model_type != "smollm3":
-        raise ConfigError("attention_scaling.enabled", True, f"false for {model.config.model_type} models (attention "
-                          "scaling is implemented for SmolLM3)")
-    return add_attention_scaling(model, cfg)
-
 # %% ../../nbs/models/05_build.ipynb #a7d51da4
 def model_skeleton(cfg):
     "The run's module tree on the meta device (no weights): for listing sites before training."
@@ -73,12 +77,13 @@ def model_skeleton(cfg):
         config = model_config(cfg)
         return AutoModelForCausalLM.from_config(config, **attn_kwargs(config, cfg))
 
-# %% ../../nbs/models/05_build.ipynb #29c5acb5
+# %% ../../nbs/models/05_build.ipynb #44b3c4c3
 def default_attention(config) -> dict:
     "`window_sdpa` for checkpoints with sliding-window layers (windows at kernel speed, no L x L mask), else nothing."
     sliding = "sliding_attention" in (getattr(config, "layer_types", None) or [])
     return {"attn_implementation": WINDOW_SDPA} if sliding and config.model_type != "mamba2" else {}
 
+# %% ../../nbs/models/05_build.ipynb #d6043f99
 def load_model(path_or_hub_id:str, # local checkpoint dir or Hub id
                dtype="auto", # torch dtype, or "auto" = as stored
                revision:str|None=None, # Hub revision

@@ -15,7 +15,7 @@ __all__ = ['rms_norm', 'gated_rms_norm', 'conv_step_ref', 'ssm_step_ref', 'fused
            'Mamba2State', 'new_state', 'mixer_step', 'block_step', 'mamba2_step', 'decodable', 'trim_finished',
            'GreedyDecoder', 'greedy_decode']
 
-# %% ../../nbs/ops/03_greedy_decode.ipynb #e821000b
+# %% ../../nbs/ops/03_greedy_decode.ipynb #008b325c
 def rms_norm(x:Tensor, # (..., d) activations
              weight:Tensor, # (d,) scale
              eps:float) -> Tensor:
@@ -23,6 +23,7 @@ def rms_norm(x:Tensor, # (..., d) activations
     xf = x.float()
     return weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
 
+# %% ../../nbs/ops/03_greedy_decode.ipynb #91549231
 def gated_rms_norm(y:Tensor, # (..., d) SSM output
                    z:Tensor, # (..., d) gate
                    weight:Tensor, # (d,) scale
@@ -65,7 +66,7 @@ def ssm_step_ref(state:Tensor, # (B, H, P, N) float32 SSM state; updated in plac
     y = (state @ Ch.transpose(-1, -2))[..., 0] + D.float()[:, None] * xf
     return y.to(x.dtype)
 
-# %% ../../nbs/ops/03_greedy_decode.ipynb #f8a75a9f
+# %% ../../nbs/ops/03_greedy_decode.ipynb #28b1ad59
 def fused_ops():
     "causal_conv1d's `causal_conv1d_update` and mamba_ssm's `selective_state_update`, or None when either is missing."
     try:
@@ -74,17 +75,19 @@ def fused_ops():
     except ImportError: return None
     return causal_conv1d_update, selective_state_update
 
+# %% ../../nbs/ops/03_greedy_decode.ipynb #3a8808a6
 def conv_step_fused(x, conv_state, weight, bias=None):
     "`conv_step_ref` by causal_conv1d's kernel."
     return fused_ops()[0](x, conv_state, weight, bias, "silu")
 
+# %% ../../nbs/ops/03_greedy_decode.ipynb #aef072fb
 def ssm_step_fused(state, x, dt, A, B, C, D, dt_bias):
     "`ssm_step_ref` by mamba_ssm's kernel."
     H, P, N = state.shape[1:]
     return fused_ops()[1](state, x, dt[..., None].expand(-1, -1, P), A.float()[:, None, None].expand(H, P, N), B, C,
                           D[:, None].expand(H, P), dt_bias=dt_bias[:, None].expand(H, P), dt_softplus=True)
 
-# %% ../../nbs/ops/03_greedy_decode.ipynb #95121c6b
+# %% ../../nbs/ops/03_greedy_decode.ipynb #b84e637c
 @dataclass
 class Mamba2State:
     "Every layer's recurrent state for a batch of rows."
@@ -92,6 +95,7 @@ class Mamba2State:
     ssm: Tensor # (layers, B, H, P, N) the SSM states, float32
     def zero_(self): self.conv.zero_(); self.ssm.zero_(); return self
 
+# %% ../../nbs/ops/03_greedy_decode.ipynb #e24ea261
 def new_state(model, # a transformers Mamba2ForCausalLM
               batch:int) -> Mamba2State:
     "Zero states for `batch` rows of `model`, on its device."
@@ -100,7 +104,7 @@ def new_state(model, # a transformers Mamba2ForCausalLM
     return Mamba2State(torch.zeros(c.num_hidden_layers, batch, conv_dim, c.conv_kernel - 1, dtype=w.dtype, device=w.device),
                        torch.zeros(c.num_hidden_layers, batch, c.num_heads, c.head_dim, c.state_size, device=w.device))
 
-# %% ../../nbs/ops/03_greedy_decode.ipynb #79e839f9
+# %% ../../nbs/ops/03_greedy_decode.ipynb #158ee051
 def mixer_step(mixer:nn.Module, # a transformers Mamba2Mixer
                x:Tensor, # (B, hidden) normalized input
                conv_state:Tensor, ssm_state:Tensor, # this layer's slices of a Mamba2State
@@ -117,6 +121,7 @@ def mixer_step(mixer:nn.Module, # a transformers Mamba2Mixer
     y = gated_rms_norm(y.view(-1, inner), z, mixer.norm.weight, config.layer_norm_epsilon, group)
     return F.linear(y.to(x.dtype), mixer.out_proj.weight, mixer.out_proj.bias)
 
+# %% ../../nbs/ops/03_greedy_decode.ipynb #66bbfaa0
 def block_step(layer:nn.Module, # a transformers Mamba2Block
                h:Tensor, # (B, hidden) residual stream
                conv_state:Tensor, ssm_state:Tensor, config, fused:bool=False) -> Tensor:
@@ -124,6 +129,7 @@ def block_step(layer:nn.Module, # a transformers Mamba2Block
     x = rms_norm(h.to(layer.norm.weight.dtype), layer.norm.weight, config.layer_norm_epsilon)
     return (h.float() if config.residual_in_fp32 else h) + mixer_step(layer.mixer, x, conv_state, ssm_state, config, fused)
 
+# %% ../../nbs/ops/03_greedy_decode.ipynb #59d79e84
 def mamba2_step(model, # a transformers Mamba2ForCausalLM
                 ids:Tensor, # (B,) one token per row
                 state:Mamba2State, fused:bool=False) -> Tensor:
@@ -134,12 +140,13 @@ def mamba2_step(model, # a transformers Mamba2ForCausalLM
     h = rms_norm(h, bb.norm_f.weight, c.layer_norm_epsilon)
     return F.linear(h.to(model.lm_head.weight.dtype), model.lm_head.weight).float()
 
-# %% ../../nbs/ops/03_greedy_decode.ipynb #b00ba64b
+# %% ../../nbs/ops/03_greedy_decode.ipynb #35d5812e
 def decodable(model) -> bool:
     "Whether `GreedyDecoder` runs `model`: a Mamba2 with SiLU and no time-step limit (every Mamba2 lengen builds)."
     c = model.config
     return c.model_type == "mamba2" and c.hidden_act in ("silu", "swish") and tuple(c.time_step_limit) == (0.0, float("inf"))
 
+# %% ../../nbs/ops/03_greedy_decode.ipynb #ef01da6c
 def trim_finished(new:Tensor, # (B, T) generated tokens, padded after EOS
                   eos_id:int) -> Tensor:
     "`new` cut after the step where the last row produced EOS (uncut when a row never did), as `generate` stops."
@@ -147,7 +154,7 @@ def trim_finished(new:Tensor, # (B, T) generated tokens, padded after EOS
     if not bool(is_eos.any(1).all()): return new
     return new[:, :int(is_eos.int().argmax(1).max()) + 1]
 
-# %% ../../nbs/ops/03_greedy_decode.ipynb #82b0deda
+# %% ../../nbs/ops/03_greedy_decode.ipynb #46dc09aa
 class GreedyDecoder:
     "Greedy generation for prompts of one length, one recurrent step per token; replayed from a CUDA graph on CUDA."
     def __init__(self, model, # a transformers Mamba2ForCausalLM (see `decodable`)
@@ -209,6 +216,7 @@ class GreedyDecoder:
             if made > 0 and made % self.check_every == 0 and bool(self.done.all()): break
         return trim_finished(self.seq[:, self.P:], self.eos)
 
+# %% ../../nbs/ops/03_greedy_decode.ipynb #68ccd8e0
 def greedy_decode(model, prompts:Tensor, max_new_tokens:int, eos_id:int, pad_id:int, **kwargs) -> Tensor:
     "`model.generate(prompts, max_new_tokens=..., do_sample=False, eos_token_id=..., pad_token_id=...)[:, P:]` for a Mamba2."
     return GreedyDecoder(model, prompts, max_new_tokens, eos_id, pad_id, **kwargs).run()

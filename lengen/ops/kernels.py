@@ -20,16 +20,18 @@ __all__ = ['KERNEL_MODEL_TYPES', 'MAMBA2_BACKBONE_ARGS', 'FUSED_LOSS_FORWARDS', 
            'liger_rms_norm_backward', 'swiglu_forward', 'with_globals', 'fused_loss', 'fused_loss_forward',
            'mamba2_fused_loss_forward', 'apply_kernels']
 
-# %% ../../nbs/ops/04_kernels.ipynb #59d800a2
+# %% ../../nbs/ops/04_kernels.ipynb #b4be5e26
 KERNEL_MODEL_TYPES = {"smollm3": KERNEL_SWITCHES,   # model type -> the kernels `apply_kernels` can swap into it
                       "mamba2": ("rms_norm", "fused_linear_cross_entropy")}   # no gated MLP, no RoPE
 
+# %% ../../nbs/ops/04_kernels.ipynb #1dee5ff3
 def kernel_switches(model:nn.Module, # a model
                     k, # a `kernels` group
                    ) -> list[str]:
     "The kernels `k` turns on that exist in this model (empty unless `k.liger`)."
     return [s for s in KERNEL_MODEL_TYPES.get(model.config.model_type, ()) if k.liger and k[s]]
 
+# %% ../../nbs/ops/04_kernels.ipynb #fcdbe21b
 def kernels_unavailable() -> str|None:
     "Why this process cannot run Liger's kernels, or None when it can."
     try: import triton, liger_kernel  # optional: the gpu extra
@@ -38,6 +40,7 @@ def kernels_unavailable() -> str|None:
     if torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1": return None
     return "there is no CUDA device, and Liger's kernels are Triton GPU kernels"
 
+# %% ../../nbs/ops/04_kernels.ipynb #36d5ba69
 def require_kernels():
     "Refuse `kernels.liger` where Liger's kernels cannot run (`ConfigError`), saying how to run the shipped families without them."
     why = kernels_unavailable()
@@ -103,7 +106,7 @@ def rms_norms(model:nn.Module, # a SmolLM3 or Mamba2 model
     fam = FAMILIES[model_family(model)]
     return [*(b.get_submodule(n) for b in decoder_blocks(model) for n in fam.norms), model.base_model.get_submodule(fam.final_norm)]
 
-# %% ../../nbs/ops/04_kernels.ipynb #0d99ca97
+# %% ../../nbs/ops/04_kernels.ipynb #469e693f
 @torch.library.custom_op("lengen::liger_rms_norm", mutates_args=())
 def liger_rms_norm(x:torch.Tensor, # the rows to normalize (..., d)
                    weight:torch.Tensor, # the norm's weight (d,)
@@ -116,6 +119,7 @@ def liger_rms_norm(x:torch.Tensor, # the rows to normalize (..., d)
 @liger_rms_norm.register_fake
 def _(x, weight, eps): return x.new_empty(x.shape), x.new_empty(x.numel() // x.shape[-1], dtype=torch.float32)
 
+# %% ../../nbs/ops/04_kernels.ipynb #f19a8a31
 @torch.library.custom_op("lengen::liger_rms_norm_backward", mutates_args=())
 def liger_rms_norm_backward(dy:torch.Tensor, x:torch.Tensor, weight:torch.Tensor, rstd:torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     "The gradients of `liger_rms_norm` for `x` and `weight`, from Liger's backward kernel."
@@ -154,7 +158,7 @@ def with_globals(fn, # a function (decorators such as `deprecate_kwarg` are unwr
     new.__kwdefaults__, new.__qualname__ = raw.__kwdefaults__, raw.__qualname__
     return new
 
-# %% ../../nbs/ops/04_kernels.ipynb #fee1be77
+# %% ../../nbs/ops/04_kernels.ipynb #5584a950
 def fused_loss(model:nn.Module, # a causal LM with `lm_head` (its weight tied to the embeddings or not)
                hidden:torch.Tensor, # the final hidden states (B, L, H)
                labels:torch.Tensor, # unshifted labels (B, L), -100 ignored
@@ -164,6 +168,7 @@ def fused_loss(model:nn.Module, # a causal LM with `lm_head` (its weight tied to
     w = model.lm_head.weight
     return LigerForCausalLMLoss(hidden.to(w.dtype), w, labels, model.config.hidden_size, **kwargs)
 
+# %% ../../nbs/ops/04_kernels.ipynb #276c6b7f
 def fused_loss_forward(model:nn.Module, # a SmolLM3ForCausalLM (model, lm_head)
                        input_ids=None, labels=None, **kwargs):
     "In training with labels: the loss by Liger's fused linear cross-entropy, no logits; otherwise the stock forward."
@@ -174,9 +179,10 @@ def fused_loss_forward(model:nn.Module, # a SmolLM3ForCausalLM (model, lm_head)
     return CausalLMOutputWithPast(loss=fused_loss(model, out.last_hidden_state, labels, **kwargs),
                                   hidden_states=out.hidden_states, attentions=out.attentions)
 
-# %% ../../nbs/ops/04_kernels.ipynb #700e0992
+# %% ../../nbs/ops/04_kernels.ipynb #9a77007f
 MAMBA2_BACKBONE_ARGS = ("inputs_embeds", "cache", "use_cache", "output_hidden_states", "attention_mask")  # what Mamba2ForCausalLM passes on
 
+# %% ../../nbs/ops/04_kernels.ipynb #4a066dac
 def mamba2_fused_loss_forward(model:nn.Module, # a Mamba2ForCausalLM (backbone, lm_head)
                               input_ids=None, labels=None, **kwargs):
     "`fused_loss_forward` for Mamba2: the backbone gets its own arguments, the loss the others, as in the stock forward."
@@ -186,9 +192,10 @@ def mamba2_fused_loss_forward(model:nn.Module, # a Mamba2ForCausalLM (backbone, 
     out = model.backbone(input_ids, **{a: kwargs.pop(a) for a in MAMBA2_BACKBONE_ARGS if a in kwargs})
     return Mamba2CausalLMOutput(loss=fused_loss(model, out.last_hidden_state, labels, **kwargs), hidden_states=out.hidden_states)
 
-# %% ../../nbs/ops/04_kernels.ipynb #324ef118
+# %% ../../nbs/ops/04_kernels.ipynb #e047b13f
 FUSED_LOSS_FORWARDS = {"smollm3": fused_loss_forward, "mamba2": mamba2_fused_loss_forward}  # model type -> its forward
 
+# %% ../../nbs/ops/04_kernels.ipynb #25e07789
 def apply_kernels(model:nn.Module, # the SmolLM3 or Mamba2 a run trains (changed in place)
                   cfg, # a full TrainingConfig (its `kernels` group is read)
                  ) -> Kernels:

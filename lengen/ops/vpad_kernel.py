@@ -15,9 +15,10 @@ except ImportError: triton = None
 # %% auto #0
 __all__ = ['VPAD_EPS', 'vpad_reference', 'fused_vpad_available', 'vpad_fused', 'fused_keep_mask', 'kernel_agreement']
 
-# %% ../../nbs/ops/00_vpad_kernel.ipynb #4e4c4327
+# %% ../../nbs/ops/00_vpad_kernel.ipynb #895bbea9
 VPAD_EPS = 1e-6
 
+# %% ../../nbs/ops/00_vpad_kernel.ipynb #a0d1c7a8
 def vpad_reference(x, keep, eps=VPAD_EPS):
     "VPAD as written in the definition above, in float64, for a given keep-mask."
     x = x.double(); z = x * keep
@@ -66,11 +67,12 @@ if triton is not None:
         cols = tl.arange(0, BLOCK)
         tl.store(M + row * n_cols + cols, _keep(seed, row, n_cols, p16, BLOCK).to(tl.int8), mask=cols < n_cols)
 
-# %% ../../nbs/ops/00_vpad_kernel.ipynb #4e6998a9
+# %% ../../nbs/ops/00_vpad_kernel.ipynb #c050fcf5
 def fused_vpad_available() -> bool:
     "Triton and a CUDA device are present."
     return triton is not None and torch.cuda.is_available()
 
+# %% ../../nbs/ops/00_vpad_kernel.ipynb #e6677a8c
 def _p16(p:float) -> int:
     "The drop threshold on 16 random bits (p is realised to within 2⁻¹⁶)."
     return round(p * 65536)
@@ -107,6 +109,7 @@ def vpad_fused(x:Tensor, # CUDA activations (..., d)
     "Detached VPAD in one Triton kernel per direction (see `lengen.regularizers.dropout.vpad_dropout` for the definition)."
     return _VPADFunction.apply(x, p, eps, out_dtype)
 
+# %% ../../nbs/ops/00_vpad_kernel.ipynb #385c2efe
 def fused_keep_mask(shape, p:float, seed:int, device="cuda") -> Tensor:
     "The keep-mask `_vpad_fwd_kernel` draws for `seed` (for testing the kernel against `vpad_reference`)."
     n_cols = shape[-1]; rows = int(torch.tensor(shape[:-1]).prod())
