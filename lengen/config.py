@@ -26,7 +26,7 @@ __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'CO
            'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp', 'check_initial_state',
            'register_schema', 'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases']
 
-# %% ../nbs/core/00_config.ipynb #4c7f0a94
+# %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
 class OptimConfig:
     "Optimizer settings (AdamW through the HF Trainer)."
@@ -39,6 +39,7 @@ class OptimConfig:
     optim_name: str = "adamw_torch"  # HF Trainer optimizer name, e.g. adamw_torch_fused
     reference_wd_policy: bool = False  # mamba_ssm convention: no decay on A_log, dt_bias, D, norm weights, biases
 
+# %% ../nbs/core/00_config.ipynb #8aef75de
 @dataclass
 class ScheduleConfig:
     "Learning-rate schedule (an HF scheduler name plus its keyword arguments)."
@@ -46,7 +47,7 @@ class ScheduleConfig:
     warmup_steps: int = 0  # linear warm-up steps
     kwargs: Dict[str, Any] = field(default_factory=dict)  # free-form lr_scheduler_kwargs, e.g. min_lr_rate, decay_ratio
 
-# %% ../nbs/core/00_config.ipynb #90b144d6
+# %% ../nbs/core/00_config.ipynb #19da4fb6
 @dataclass
 class CopyTaskConfig:
     "The synthetic copy task of Jelassi et al. (2024): `$s|s.` with `len(s)` uniform in [min_len, max_len]."
@@ -58,6 +59,7 @@ class CopyTaskConfig:
     eval_samples: int = 100  # strings per evaluation length
     eval_seed: int = 1234  # seed of the evaluation strings (fixed across runs, so runs are comparable)
 
+# %% ../nbs/core/00_config.ipynb #00df75d5
 @dataclass
 class DataConfig:
     "Where the training text comes from and how it is cut into rows."
@@ -83,7 +85,7 @@ class DataConfig:
     no_doc_mixing: bool = False  # a packed row never holds two documents
     append_eos_between_docs: bool = True  # put EOS between packed documents
 
-# %% ../nbs/core/00_config.ipynb #523bbf83
+# %% ../nbs/core/00_config.ipynb #54c3cf29
 @dataclass
 class ArchConfig:
     "From-scratch Mamba2 architecture (ignored when model_name_or_path is set)."
@@ -99,6 +101,7 @@ class ArchConfig:
     tie_word_embeddings: bool = True  # share embedding and lm_head
     mamba2_reference_init: bool = True  # mamba_ssm's init (A in [1,16], dt log-uniform, D=1) instead of transformers'
 
+# %% ../nbs/core/00_config.ipynb #38d7607d
 @dataclass
 class SWAConfig:
     "SmolLM3 sliding-window attention, a config-only change applied before loading."
@@ -106,7 +109,7 @@ class SWAConfig:
     window: int = 4096  # sliding window in tokens
     rope_theta: Optional[float] = None  # new RoPE base for the model (None keeps the checkpoint's)
 
-# %% ../nbs/core/00_config.ipynb #6406bf62
+# %% ../nbs/core/00_config.ipynb #29efbb4f
 @dataclass
 class DropoutConfig:
     "The VPAD dropout family (defined in `lengen.regularizers.dropout`)."
@@ -121,18 +124,21 @@ class DropoutConfig:
     no_detach_alpha: bool = False  # let gradients flow through VPAD's alpha
     no_detach_beta: bool = False  # let gradients flow through VPAD's beta
 
+# %% ../nbs/core/00_config.ipynb #b0f56985
 @dataclass
 class ResidualDropoutConfig:
     "Inverted dropout on each sub-layer output before it joins the residual stream."
     rate: float = 0.0  # p, in [0, 1)
     layers: str = ""  # block subset; empty = all
 
+# %% ../nbs/core/00_config.ipynb #14bed8d2
 @dataclass
 class AttentionDropoutConfig:
     "The model's native dropout on attention probabilities."
     rate: float = 0.0  # p, in [0, 1)
     layers: str = ""  # block subset; empty = all
 
+# %% ../nbs/core/00_config.ipynb #d1f6fca4
 @dataclass
 class AttentionScalingConfig:
     "Input-dependent per-head query scaling: beta_h(p, x) = 1 + coef_h(x) * log2(p + 2) ** pow_h(x)."
@@ -144,6 +150,7 @@ class AttentionScalingConfig:
     coef_activation: str = "softplus_shifted"  # sigmoid | softplus_shifted
     weight_scale_alpha: float = 1.0  # a, scales the projection pre-activations
 
+# %% ../nbs/core/00_config.ipynb #dc933158
 @dataclass
 class WandbConfig:
     "Weights & Biases logging."
@@ -152,6 +159,7 @@ class WandbConfig:
     run_name: str = ""  # wandb run name (default: the output_dir's name)
     entity: Optional[str] = None  # wandb entity (team)
 
+# %% ../nbs/core/00_config.ipynb #39054ccd
 @dataclass
 class CompileConfig:
     "torch.compile, honoured from the config file and the command line alike."
@@ -160,6 +168,7 @@ class CompileConfig:
     disable_dynamo: bool = False  # switch TorchDynamo off entirely (debugging)
     cuda_graphs: bool = False  # replay each Mamba2 block's training step from CUDA graphs (fixed shapes; CUDA only)
 
+# %% ../nbs/core/00_config.ipynb #43a776c9
 @dataclass
 class KernelsConfig:
     "Liger-Kernel's fused Triton kernels (`lengen.ops.kernels`), swapped into the trained SmolLM3 or Mamba2 instance only."
@@ -169,6 +178,7 @@ class KernelsConfig:
     rope: bool = True  # Liger's rotary embedding in the RoPE attention layers; Mamba2 has none: skipped
     fused_linear_cross_entropy: bool = True  # training loss straight from the hidden states, in chunks: no logits tensor
 
+# %% ../nbs/core/00_config.ipynb #2c4ddb0a
 @dataclass
 class EvalExtraConfig:
     "Per-position cross-entropy evaluation."
@@ -179,10 +189,11 @@ class EvalExtraConfig:
     max_length: int = 65536  # positions evaluated per document
     batch_size: int = 1  # documents per forward pass
 
-# %% ../nbs/core/00_config.ipynb #862752a9
+# %% ../nbs/core/00_config.ipynb #bcc42217
 FSDP_SHARDING = {2: ("full_shard", "shard_grad_op"),   # FSDP2 (fully_shard): re-shard after forward or not
                  1: ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero2", "no_shard")}   # FSDP1 strategies
 
+# %% ../nbs/core/00_config.ipynb #6fb76887
 @dataclass
 class FSDPConfig:
     "Fully sharded data parallel training across the torchrun processes (PyTorch FSDP through the HF Trainer)."
@@ -300,24 +311,36 @@ def parse_layers(spec, # e.g. '0,3,7-11'; empty/None = all layers
         raise ConfigError(key, spec, f"indices 0..{n_layers - 1} (the model has {n_layers} layers)")
     return sorted(out)
 
-# %% ../nbs/core/00_config.ipynb #fbcc4690
+# %% ../nbs/core/00_config.ipynb #cb1d8ea7
 DROPOUT_MODES = ("vpad", "pre_linear", "pre_norm", "residual")
+
 PROJ_LETTERS = "qkvgudio"
+
 EVAL_METRICS = ("exact_match_accuracy", "token_accuracy", "teacher_forced_accuracy")  # lengen.eval.copy_task computes these
+
 COEF_ACTIVATIONS = ("sigmoid", "softplus_shifted")  # lengen.models.scaling.COEF_FUNCTIONS implements each
+
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "window_sdpa", "flex_attention", "flash_attention_2", "flash_attention_3")
+
 WINDOW_KERNEL_CHOICES = ("auto", "cudnn", "fa2")
+
 COUNT_FIELDS = ("max_steps", "save_steps", "logging_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
                 "data.block_size", "data.val_batch_size", "data.val_max_samples", "data.copy_task.num_train",
                 "data.copy_task.eval_samples", "eval_extra.max_length", "eval_extra.batch_size", "arch.hidden_size",
                 "arch.expand", "arch.num_heads", "arch.head_dim", "arch.state_size", "arch.n_groups", "arch.conv_kernel",
                 "arch.chunk_size", "arch.num_hidden_layers")   # counts that must be >= 1
+
 OPTIONAL_COUNT_FIELDS = ("eval_steps", "save_total_limit")   # None, or >= 1
+
 SYNTHETIC_TASKS = ("", "copy")
+
 KERNEL_SWITCHES = ("rms_norm", "swiglu", "rope", "fused_linear_cross_entropy")  # `kernels.*` beside `liger`
+
 INITIAL_STATE_MODES = ("none", "noise", "passing")  # lengen.regularizers.initial_state implements each
+
 NOISE_KINDS = ("fixed", "fitted")
 
+# %% ../nbs/core/00_config.ipynb #d0c265cc
 def _check_choice(key, value, choices):
     if value not in choices: raise ConfigError(key, value, " | ".join(repr(c) for c in choices))
 
@@ -330,9 +353,7 @@ def check_window_kernel(choice:str, # `window_kernel`: auto | cudnn | fa2
         raise ConfigError("window_kernel", choice, "'auto' or 'fa2' when attention_dropout.rate > 0",
                           hint="cuDNN's windowed attention has no dropout.")
 
-def _check_rate(key, value):
-    if not 0 <= value < 1: raise ConfigError(key, value, "a number in [0, 1)")
-
+# %% ../nbs/core/00_config.ipynb #194f9ae9
 def parse_letters(spec:str, # comma-separated projection letters, e.g. 'q,k,v'
                   key:str="dropout.apply_to") -> list[str]:
     "Projection letters of `dropout.apply_to`, checked against the letters any family knows."
@@ -342,7 +363,44 @@ def parse_letters(spec:str, # comma-separated projection letters, e.g. 'q,k,v'
                               hint=f"Unknown: {','.join(bad)}.")
     return letters
 
-# %% ../nbs/core/00_config.ipynb #0d6badaf
+# %% ../nbs/core/00_config.ipynb #925664fc
+def _check_rate(key, value):
+    if not 0 <= value < 1: raise ConfigError(key, value, "a number in [0, 1)")
+
+# %% ../nbs/core/00_config.ipynb #dbf5413f
+def _check_count(key, value, also=""):
+    if not isinstance(value, int) or value < 1: raise ConfigError(key, value, f"{also}a whole number >= 1")
+
+# %% ../nbs/core/00_config.ipynb #2fb5a65f
+def _check_kernels(k):
+    if k.liger and not any(k[s] for s in KERNEL_SWITCHES):
+        raise ConfigError("kernels.liger", True, "false, or true with at least one of kernels.rms_norm, kernels.swiglu, "
+                          "kernels.rope, kernels.fused_linear_cross_entropy", hint="Every kernel switch is off.")
+
+# %% ../nbs/core/00_config.ipynb #3a659669
+def _check_cuda_graphs(cfg):
+    if not cfg.compile.cuda_graphs: return
+    for other in ("compile.torch_compile", "gradient_checkpointing"):
+        if OmegaConf.select(cfg, other):
+            raise ConfigError(other, True, "false with compile.cuda_graphs=true (a captured block is replayed as "
+                              "recorded: it can be neither recompiled nor recomputed), or compile.cuda_graphs=false")
+
+# %% ../nbs/core/00_config.ipynb #44b78f43
+def _check_schedule(name):
+    from transformers.trainer_utils import SchedulerType   # here, not at the top: keeps `import lengen.config` free of torch (0.3 s, not 3.5 s)
+    _check_choice("schedule.schedule_type", name, tuple(s.value for s in SchedulerType))
+
+# %% ../nbs/core/00_config.ipynb #e1eb21d1
+def _check_data_source(data):
+    if data.synthetic: return
+    if data.path and not Path(data.path).exists():
+        raise ConfigError("data.path", data.path, "an existing local dataset directory (save_to_disk or parquet), "
+                          "or an empty string to stream data.dataset_name from the Hub")
+    if not data.path and not data.dataset_name:
+        raise ConfigError("data.path", data.path, "a local dataset directory, or set data.dataset_name (Hub) or "
+                          "data.synthetic=copy")
+
+# %% ../nbs/core/00_config.ipynb #0dc84fcb
 def validate_config(cfg:DictConfig, # a composed TrainingConfig
                    ) -> DictConfig:
     "Check what types cannot express; raise `ConfigError` naming the field. Returns `cfg`."
@@ -387,34 +445,6 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     if rfc not in (None, "auto") and not Path(rfc).is_dir():
         raise ConfigError("resume_from_checkpoint", rfc, "null, 'auto', or an existing checkpoint directory")
     return cfg
-
-def _check_count(key, value, also=""):
-    if not isinstance(value, int) or value < 1: raise ConfigError(key, value, f"{also}a whole number >= 1")
-
-def _check_kernels(k):
-    if k.liger and not any(k[s] for s in KERNEL_SWITCHES):
-        raise ConfigError("kernels.liger", True, "false, or true with at least one of kernels.rms_norm, kernels.swiglu, "
-                          "kernels.rope, kernels.fused_linear_cross_entropy", hint="Every kernel switch is off.")
-
-def _check_cuda_graphs(cfg):
-    if not cfg.compile.cuda_graphs: return
-    for other in ("compile.torch_compile", "gradient_checkpointing"):
-        if OmegaConf.select(cfg, other):
-            raise ConfigError(other, True, "false with compile.cuda_graphs=true (a captured block is replayed as "
-                              "recorded: it can be neither recompiled nor recomputed), or compile.cuda_graphs=false")
-
-def _check_schedule(name):
-    from transformers.trainer_utils import SchedulerType   # here, not at the top: keeps `import lengen.config` free of torch (0.3 s, not 3.5 s)
-    _check_choice("schedule.schedule_type", name, tuple(s.value for s in SchedulerType))
-
-def _check_data_source(data):
-    if data.synthetic: return
-    if data.path and not Path(data.path).exists():
-        raise ConfigError("data.path", data.path, "an existing local dataset directory (save_to_disk or parquet), "
-                          "or an empty string to stream data.dataset_name from the Hub")
-    if not data.path and not data.dataset_name:
-        raise ConfigError("data.path", data.path, "a local dataset directory, or set data.dataset_name (Hub) or "
-                          "data.synthetic=copy")
 
 # %% ../nbs/core/00_config.ipynb #e95deaf9
 def check_fsdp(cfg:DictConfig, # a composed TrainingConfig
@@ -464,7 +494,7 @@ def check_initial_state(cfg:DictConfig, # a composed TrainingConfig
                           "or initial_state.mode=noise", hint="Passing continues a row's state into the next row of the "
                           "same text stream; separate examples have no next row to continue.")
 
-# %% ../nbs/core/00_config.ipynb #7666dc4d
+# %% ../nbs/core/00_config.ipynb #e3195dd6
 def _checkout_conf_dir() -> Path:
     "`lengen/conf` of the checkout a notebook runs in (from `nbs/`, `nbs/paper/` or the project root)."
     here = Path.cwd().resolve()
@@ -472,10 +502,12 @@ def _checkout_conf_dir() -> Path:
 
 CONF_DIR = Path(__file__).parent/"conf" if "__file__" in globals() else _checkout_conf_dir()
 
+# %% ../nbs/core/00_config.ipynb #df2497f3
 def register_schema():
     "Register `TrainingConfig` in Hydra's ConfigStore as `lengen_schema` (what `conf/train.yaml` extends)."
     ConfigStore.instance().store(name="lengen_schema", node=TrainingConfig)
 
+# %% ../nbs/core/00_config.ipynb #745efdfb
 def list_experiments() -> list[str]:
     "Names accepted by `+experiment=`."
     return sorted(p.stem for p in (CONF_DIR/"experiment").glob("*.yaml"))

@@ -16,10 +16,16 @@ with warnings.catch_warnings():   # without ipywidgets tqdm.auto warns and falls
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['PLOTLY_JS', 'atomic_write', 'file_mode', 'share_files', 'write_json', 'write_figure', 'run_cli', 'progress_bar',
+__all__ = ['PLOTLY_JS', 'file_mode', 'atomic_write', 'share_files', 'write_json', 'write_figure', 'run_cli', 'progress_bar',
            'check_writable', 'output_dir_for', 'call_cli', 'folder_state']
 
-# %% ../nbs/core/01_io.ipynb #585ae7a9
+# %% ../nbs/core/01_io.ipynb #4c19b80f
+def file_mode() -> int:
+    "The mode a new file gets here: 0o666 less the umask (a temporary file gets 0o600 instead)."
+    umask = os.umask(0); os.umask(umask)
+    return 0o666 & ~umask
+
+# %% ../nbs/core/01_io.ipynb #b5efbad2
 def atomic_write(path, # destination file
                  data:str|bytes) -> Path:
     "Write `data` to `path` through a temporary sibling and `os.replace`, so no reader ever sees a partial file."
@@ -33,21 +39,20 @@ def atomic_write(path, # destination file
         Path(tmp).unlink(missing_ok=True); raise
     return path
 
-def file_mode() -> int:
-    "The mode a new file gets here: 0o666 less the umask (a temporary file gets 0o600 instead)."
-    umask = os.umask(0); os.umask(umask)
-    return 0o666 & ~umask
-
+# %% ../nbs/core/01_io.ipynb #dd5c7c94
 def share_files(folder, pattern:str="*.safetensors"):
     "Give the files matching `pattern` in `folder` the mode of new files (transformers writes weights through a temporary file)."
     for f in Path(folder).glob(pattern): os.chmod(f, file_mode())
 
+# %% ../nbs/core/01_io.ipynb #237cd5be
 def write_json(obj, path) -> Path:
     "`obj` as indented JSON at `path`, atomically."
     return atomic_write(path, json.dumps(obj, indent=2))
 
+# %% ../nbs/core/01_io.ipynb #e3c66750
 PLOTLY_JS = "plotly.min.js"
 
+# %% ../nbs/core/01_io.ipynb #64cfbc9c
 def write_figure(fig, path, # a plotly figure and its .html destination
                  js_dir=None, # folder of the plotly.js the page loads (default: the page's own folder)
                 ) -> Path:
@@ -56,7 +61,7 @@ def write_figure(fig, path, # a plotly figure and its .html destination
     if not js.exists(): atomic_write(js, get_plotlyjs())
     return atomic_write(path, fig.to_html(include_plotlyjs=os.path.relpath(js, path.parent), full_html=True))
 
-# %% ../nbs/core/01_io.ipynb #2a558395
+# %% ../nbs/core/01_io.ipynb #34e25cc9
 def run_cli(prog:str, # the command's name, prefixed to the message
             fn, *args, **kwargs) -> int:
     "Call `fn(*args, **kwargs)`; a `ConfigError` becomes `prog: message` on stderr and exit status 2."
@@ -66,12 +71,14 @@ def run_cli(prog:str, # the command's name, prefixed to the message
         return 2
     return 0
 
+# %% ../nbs/core/01_io.ipynb #75c6e824
 def progress_bar(it, # what to iterate over
                  desc:str, # the bar's label
                  enabled:bool=True, **kwargs):
     "A tqdm bar over `it`; off when `enabled` is False or `TQDM_DISABLE` is set (as when notebooks save their outputs)."
     return tqdm(it, desc=desc, disable=not enabled or bool(os.environ.get("TQDM_DISABLE")), **kwargs)
 
+# %% ../nbs/core/01_io.ipynb #8c6fcde3
 def check_writable(folder, # where a command will write (created when missing)
                    field:str, # the argument or config field that named it, for the error
                   ) -> Path:
@@ -83,6 +90,7 @@ def check_writable(folder, # where a command will write (created when missing)
     except OSError as e: raise ConfigError(field, str(folder), "a folder this user can create and write", hint=str(e)) from None
     return p
 
+# %% ../nbs/core/01_io.ipynb #e8dd8ed6
 def output_dir_for(ckpt:str, # the evaluated checkpoint
                    output_dir:str|None=None, # what the user asked for
                   ) -> Path:
@@ -90,7 +98,7 @@ def output_dir_for(ckpt:str, # the evaluated checkpoint
     if output_dir: return Path(output_dir)
     return Path(ckpt) if Path(ckpt).is_dir() else Path("eval_results")/ckpt.replace("/", "__")
 
-# %% ../nbs/core/01_io.ipynb #2ac02e88
+# %% ../nbs/core/01_io.ipynb #65e2ad66
 def call_cli(main, # a command's entry point, main(argv) -> exit status
              *argv) -> tuple[int, str]:
     "Run `main(argv)` in this process: (exit status, everything it wrote to stderr)."
@@ -100,6 +108,7 @@ def call_cli(main, # a command's entry point, main(argv) -> exit status
         except SystemExit as e: code = e.code   # argparse's errors
     return code, err.getvalue()
 
+# %% ../nbs/core/01_io.ipynb #298d283d
 def folder_state(folder) -> dict:
     "Every file under `folder`: its size and modification time (what a command that must not touch it would change)."
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in Path(folder).rglob("*") if p.is_file()}

@@ -36,7 +36,7 @@ def mamba2_config(arch, # the `arch` group of a TrainingConfig
                         num_hidden_layers=arch.num_hidden_layers, tie_word_embeddings=arch.tie_word_embeddings,
                         pad_token_id=pad_token_id, bos_token_id=bos_token_id, eos_token_id=eos_token_id)
 
-# %% ../../nbs/models/00_mamba2.ipynb #19d64143
+# %% ../../nbs/models/00_mamba2.ipynb #956b2992
 @torch.no_grad()
 def init_mixer_scalars(mixer:nn.Module, # a Mamba2Mixer
                        a_range=(1.0, 16.0), dt_min=1e-3, dt_max=1e-1, dt_floor=1e-4):
@@ -47,6 +47,7 @@ def init_mixer_scalars(mixer:nn.Module, # a Mamba2Mixer
     dt = torch.exp(torch.rand(h) * (math.log(dt_max) - math.log(dt_min)) + math.log(dt_min)).clamp(min=dt_floor)
     mixer.dt_bias.copy_(dt + torch.log(-torch.expm1(-dt)))
 
+# %% ../../nbs/models/00_mamba2.ipynb #115b5cb9
 @torch.no_grad()
 def mamba2_reference_init(model:Mamba2ForCausalLM, # freshly built model
                           seed:int|None=None, # reseed first (None: use the global RNG)
@@ -66,9 +67,10 @@ def mamba2_reference_init(model:Mamba2ForCausalLM, # freshly built model
     if model.config.tie_word_embeddings: model.tie_weights()
     return model
 
-# %% ../../nbs/models/00_mamba2.ipynb #2b684bfd
+# %% ../../nbs/models/00_mamba2.ipynb #1da43f26
 SSM_SCALARS = ("A_log", "D", "dt_bias")
 
+# %% ../../nbs/models/00_mamba2.ipynb #1c1763e7
 def no_decay_names(model:nn.Module) -> set[str]:
     "Parameters the reference policy excludes from weight decay: SSM scalars, norm weights, biases, 1-D tensors."
     norm_types = tuple(m for m in {type(mod) for mod in model.modules()} if "Norm" in m.__name__)
@@ -76,13 +78,14 @@ def no_decay_names(model:nn.Module) -> set[str]:
     return {n for n, p in model.named_parameters()
             if n.rsplit(".", 1)[-1] in SSM_SCALARS or n.endswith("bias") or n.rsplit(".", 1)[0] in norms or p.ndim < 2}
 
-# %% ../../nbs/models/00_mamba2.ipynb #78271e36
+# %% ../../nbs/models/00_mamba2.ipynb #a3361c00
 def keep_ssm_scalars_fp32(model:nn.Module) -> nn.Module:
     "Cast every `A_log`, `D`, `dt_bias` of `model` to float32 in place (values kept)."
     for n, p in model.named_parameters():
         if n.rsplit(".", 1)[-1] in SSM_SCALARS: p.data = p.data.float()
     return model
 
+# %% ../../nbs/models/00_mamba2.ipynb #0be89486
 def _checkpoint_files(path:str, revision:str|None=None) -> list[Path]:
     "The safetensors files of a local or (cached) Hub checkpoint."
     index = cached_file(path, "model.safetensors.index.json", revision=revision, _raise_exceptions_for_missing_entries=False)
@@ -104,10 +107,11 @@ def restore_ssm_scalars(model:nn.Module, # a loaded Mamba2 model
                     params[k].data = st.get_tensor(k).to(device=params[k].device, dtype=torch.float32)
     return keep_ssm_scalars_fp32(model)
 
-# %% ../../nbs/models/00_mamba2.ipynb #86af8b78
+# %% ../../nbs/models/00_mamba2.ipynb #0eab6790
 MAMBA2_OPS = ("causal_conv1d_fn", "causal_conv1d_update", "mamba2_split_conv1d_scan_combined",
               "mamba2_selective_state_update", "mamba2_chunk_scan")
 
+# %% ../../nbs/models/00_mamba2.ipynb #79d107bf
 def _op_implementation(fn) -> str:
     "Module of the function a transformers kernel wrapper dispatches to."
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
