@@ -11,12 +11,10 @@ import functools
 from ..config import ConfigError, check_window_kernel
 
 # %% auto #0
-__all__ = ['WINDOW_SDPA', 'flash_kernel', 'KERNEL_DEVICES', 'window_mask', 'masked_sdpa', 'packed_lengths', 'packed_documents',
+__all__ = ['flash_kernel', 'WINDOW_SDPA', 'KERNEL_DEVICES', 'window_mask', 'masked_sdpa', 'packed_lengths', 'packed_documents',
            'cudnn_sdpa', 'window_kernel', 'kernel_dtype', 'fa2_attention', 'cudnn_attention', 'window_sdpa_attention']
 
-# %% ../../nbs/models/02_window_attention.ipynb #ddf2f015
-WINDOW_SDPA = "window_sdpa"  # the backend's name, for `attn_implementation`
-
+# %% ../../nbs/models/02_window_attention.ipynb #fb14f842
 def window_mask(q_len:int, # queries: the last `q_len` of the keys, as with a KV cache
                 kv_len:int, # keys
                 window:int|None=None, # W: the query at t sees keys t-W < s <= t; None: every earlier key
@@ -40,13 +38,14 @@ def masked_sdpa(query, key, value, # (B, H, L, D) queries; (B, H_kv, L_kv, D) ke
     out = F.scaled_dot_product_attention(query, key, value, attn_mask=m, dropout_p=dropout, scale=scaling, enable_gqa=True)
     return out.transpose(1, 2)
 
-# %% ../../nbs/models/02_window_attention.ipynb #9cb0a008
+# %% ../../nbs/models/02_window_attention.ipynb #e1d71dc4
 def packed_lengths(docs): # (B, L) document index per token, as `find_packed_sequence_indices` returns it
     "`cu_seqlens` (int32) over the flattened batch, and the longest sequence; every row starts a new sequence."
     start = F.pad(docs[:, 1:] != docs[:, :-1], (1, 0), value=True).flatten().nonzero().flatten()
     cu = F.pad(start, (0, 1), value=docs.numel()).int()
     return cu, int(cu.diff().max())
 
+# %% ../../nbs/models/02_window_attention.ipynb #0929d094
 _packing = [None]  # (position_ids, its version, batch, packing) of the last call
 
 def packed_documents(position_ids, # (B or 1, L) positions, restarting at 0 where a packed document starts
@@ -58,10 +57,7 @@ def packed_documents(position_ids, # (B or 1, L) positions, restarting at 0 wher
         _packing[0] = position_ids, position_ids._version, batch, None if docs is None else (docs, *packed_lengths(docs))
     return _packing[0][3]
 
-# %% ../../nbs/models/02_window_attention.ipynb #d449de81
-flash_kernel = torch.ops.aten._flash_attention_forward  # PyTorch's FlashAttention-2 (windows, cu_seqlens, autograd)
-KERNEL_DEVICES = {"cuda"}  # devices the kernels run on
-
+# %% ../../nbs/models/02_window_attention.ipynb #796f76d3
 @functools.cache
 def cudnn_sdpa():
     "cudnn-frontend's differentiable SDPA with diagonal bands, or the reason it cannot be imported (a str)."
@@ -69,6 +65,7 @@ def cudnn_sdpa():
     except Exception as e: return f"{type(e).__name__}: {e}"  # not installed, or no libcudnn to load
     return sdpa
 
+# %% ../../nbs/models/02_window_attention.ipynb #5081a699
 def window_kernel(choice:str, # the model's `window_kernel`: auto | cudnn | fa2
                   training:bool, # `auto` takes cuDNN in training only (inference shapes vary; each builds a graph)
                   dropout:float=0.0, # attention dropout: only FlashAttention-2 has it
@@ -82,12 +79,15 @@ def window_kernel(choice:str, # the model's `window_kernel`: auto | cudnn | fa2
     raise ConfigError("window_kernel", choice, "'auto' or 'fa2', or install cudnn-frontend (`pip install lengen[gpu]`)",
                       hint=f"Importing cudnn.sdpa failed: {found}")
 
-# %% ../../nbs/models/02_window_attention.ipynb #5482e44d
+# %% ../../nbs/models/02_window_attention.ipynb #05f295b4
 def kernel_dtype(*tensors):
     "The 16-bit dtype the kernels would run in (CUDA autocast's, else the tensors' shared one), or None."
     if torch.is_autocast_enabled("cuda"): return torch.get_autocast_dtype("cuda")
     dtypes = {t.dtype for t in tensors}
     return dtypes.pop() if len(dtypes) == 1 and dtypes <= {torch.float16, torch.bfloat16} else None
+
+# %% ../../nbs/models/02_window_attention.ipynb #14aa8cdb
+flash_kernel = torch.ops.aten._flash_attention_forward  # PyTorch's FlashAttention-2 (windows, cu_seqlens, autograd)
 
 def fa2_attention(q, k, v, # (B, L, H, D) in the kernel's dtype; k, v with H_kv heads
                   window, packed, dropout, scaling):
@@ -100,12 +100,16 @@ def fa2_attention(q, k, v, # (B, L, H, D) in the kernel's dtype; k, v with H_kv 
                        scale=scaling, **win)[0]
     return out.view(b, lq, *out.shape[1:])
 
+# %% ../../nbs/models/02_window_attention.ipynb #e65e0e2b
 def cudnn_attention(q, k, v, # (B, H, L, D) in the kernel's dtype, L the same for all
                     window, scaling):
     "cuDNN SDPA, causal with the band q - k < W; (B, L, H, D)."
     return cudnn_sdpa()(q, k, v, scale=scaling, is_causal=True, window_left=window, return_lse=True)[0].transpose(1, 2)
 
-# %% ../../nbs/models/02_window_attention.ipynb #7fed44bd
+# %% ../../nbs/models/02_window_attention.ipynb #e01c99b4
+WINDOW_SDPA = "window_sdpa"  # the backend's name, for `attn_implementation`
+KERNEL_DEVICES = {"cuda"}  # devices the kernels run on
+
 def window_sdpa_attention(module, query, key, value, attention_mask, # transformers' attention-backend arguments
                           dropout:float=0.0, scaling:float|None=None, sliding_window:int|None=None, position_ids=None,
                           **kwargs):

@@ -16,7 +16,7 @@ __all__ = ['PACK_MULTIPLE', 'pack_examples', 'packing_collator', 'segment_layout
            'uses_fused', 'mixer_fused', 'packed_mixer_forward', 'packed_block_forward', 'packed_lm_forward',
            'apply_packed_examples']
 
-# %% ../../nbs/ops/02_packed_examples.ipynb #f8926f5d
+# %% ../../nbs/ops/02_packed_examples.ipynb #d59b0082
 PACK_MULTIPLE = 512   # streams are padded to a multiple of this many tokens: a handful of shapes per run
 
 def pack_examples(items:list[dict], # examples {input_ids, labels} (token lists), as a padding collator takes them
@@ -32,11 +32,12 @@ def pack_examples(items:list[dict], # examples {input_ids, labels} (token lists)
     row = lambda xs, fill, dtype=torch.long: torch.tensor(xs + [fill] * pad, dtype=dtype)[None]
     return {"input_ids": row(ids, pad_id), "labels": row(labels, -100), "seq_idx": torch.tensor(seq, dtype=torch.int32)[None]}
 
+# %% ../../nbs/ops/02_packed_examples.ipynb #28d907f0
 def packing_collator(pad_id:int, multiple:int=PACK_MULTIPLE):
     "A data collator that packs each batch with `pack_examples`."
     return lambda items: pack_examples(items, pad_id, multiple)
 
-# %% ../../nbs/ops/02_packed_examples.ipynb #6168930d
+# %% ../../nbs/ops/02_packed_examples.ipynb #657f6c8b
 def segment_layout(seq_idx:torch.Tensor, # (1, T) sequence index of each token, 0, 1, ... in order
                   ) -> tuple[torch.Tensor, torch.Tensor, int, int]:
     "Row and column of every token in the padded layout (one sequence a row), the number of rows and the longest row."
@@ -45,6 +46,7 @@ def segment_layout(seq_idx:torch.Tensor, # (1, T) sequence index of each token, 
     starts = counts.cumsum(0) - counts
     return s, torch.arange(s.numel(), device=s.device) - starts[s], counts.numel(), int(counts.max())
 
+# %% ../../nbs/ops/02_packed_examples.ipynb #e3d9d15c
 def mixer_reference(mixer:nn.Module, # a Mamba2Mixer
                     hidden_states:torch.Tensor, # (1, T, hidden) packed stream
                     seq_idx:torch.Tensor, # (1, T) sequence index of each token
@@ -57,17 +59,20 @@ def mixer_reference(mixer:nn.Module, # a Mamba2Mixer
     mask[rows, cols] = 1
     return type(mixer).forward(mixer, padded, attention_mask=mask)[rows, cols][None]
 
-# %% ../../nbs/ops/02_packed_examples.ipynb #10741327
+# %% ../../nbs/ops/02_packed_examples.ipynb #cb1f6d9e
 def fused_available(x:torch.Tensor) -> bool:
     "Whether mamba_ssm's fused training op can run on `x` (a CUDA tensor, mamba_ssm installed)."
     return x.is_cuda and importlib.util.find_spec("mamba_ssm") is not None
 
+# %% ../../nbs/ops/02_packed_examples.ipynb #2dfed133
 def hooked(m:nn.Module) -> bool: return bool(m._forward_hooks or m._forward_pre_hooks)
 
+# %% ../../nbs/ops/02_packed_examples.ipynb #3eebca7b
 def uses_fused(mixer:nn.Module, x:torch.Tensor) -> bool:
     "The fused op serves `mixer` on `x`: it can run, and no hook waits on the gated norm or `out_proj` inside it."
     return fused_available(x) and not (hooked(mixer.norm) or hooked(mixer.out_proj))
 
+# %% ../../nbs/ops/02_packed_examples.ipynb #01a02e98
 def mixer_fused(mixer:nn.Module, hidden_states:torch.Tensor, seq_idx:torch.Tensor|None=None,
                 **kernel_kw, # more of the kernel's arguments: initial_states, return_final_states (lengen.regularizers.initial_state)
                ) -> torch.Tensor:
@@ -80,19 +85,20 @@ def mixer_fused(mixer:nn.Module, hidden_states:torch.Tensor, seq_idx:torch.Tenso
         rmsnorm_eps=mixer.norm.variance_epsilon, outproj_weight=mixer.out_proj.weight, outproj_bias=mixer.out_proj.bias,
         headdim=mixer.head_dim, ngroups=mixer.n_groups, norm_before_gate=False, **kernel_kw)
 
-# %% ../../nbs/ops/02_packed_examples.ipynb #9e166c54
+# %% ../../nbs/ops/02_packed_examples.ipynb #e527b2b6
 def packed_mixer_forward(mixer:nn.Module, hidden_states, *args, seq_idx=None, **kwargs):
     "A Mamba2Mixer's forward that also takes `seq_idx` (packed examples); without it, the stock forward."
     if seq_idx is None: return type(mixer).forward(mixer, hidden_states, *args, **kwargs)
     return (mixer_fused if uses_fused(mixer, hidden_states) else mixer_reference)(mixer, hidden_states, seq_idx)
 
+# %% ../../nbs/ops/02_packed_examples.ipynb #c27c1772
 def packed_block_forward(block:nn.Module, hidden_states, *args, seq_idx=None, **kwargs):
     "A Mamba2Block's forward that also takes `seq_idx`: pre-norm, mixer, residual, as the stock block."
     if seq_idx is None: return type(block).forward(block, hidden_states, *args, **kwargs)
     residual = hidden_states.to(torch.float32) if block.residual_in_fp32 else hidden_states
     return residual + block.mixer(block.norm(hidden_states.to(dtype=block.norm.weight.dtype)), seq_idx=seq_idx)
 
-# %% ../../nbs/ops/02_packed_examples.ipynb #3194f7de
+# %% ../../nbs/ops/02_packed_examples.ipynb #994a991a
 def packed_lm_forward(model:nn.Module, input_ids=None, labels=None, seq_idx=None, **kwargs):
     "Mamba2ForCausalLM's forward for packed batches (`seq_idx` given); otherwise the forward the model had."
     if seq_idx is None: return model._unpacked_forward(input_ids=input_ids, labels=labels, **kwargs)
@@ -106,6 +112,7 @@ def packed_lm_forward(model:nn.Module, input_ids=None, labels=None, seq_idx=None
     loss = None if labels is None else model.loss_function(logits=logits, labels=labels, vocab_size=model.config.vocab_size, **kwargs)
     return Mamba2CausalLMOutput(loss=loss, logits=logits)
 
+# %% ../../nbs/ops/02_packed_examples.ipynb #9d0431dd
 def apply_packed_examples(model:nn.Module, # a Mamba2ForCausalLM (changed in place)
                           fused_loss=None, # fused_loss(model, hidden, labels, **kw), e.g. Liger's; None: lm_head + loss_function
                          ) -> nn.Module:
