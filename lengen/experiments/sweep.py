@@ -24,14 +24,14 @@ from ..io import run_cli, write_json
 from ..eval.position import context_windows, window_ce
 
 # %% auto #0
-__all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'Sweep', 'repo_root', 'repo_relative', 'relative_override', 'result_path',
+__all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'repo_root', 'repo_relative', 'relative_override', 'Sweep', 'result_path',
            'run_dir', 'pending', 'write_result', 'train_command', 'count_parameters', 'device_name', 'collect_result',
            'mps_daemon', 'child_env', 'run_one', 'run_sweep', 'load_results', 'by_setting', 'seed_stats', 'seeds_label',
-           'fmt_stats', 'copy_curves', 'copy_train_ranges', 'copy_table', 'plot_copy_sweep', 'fake_result',
-           'fake_copy_result', 'copy_training_curves', 'plot_copy_training', 'copy_outcome', 'position_runs',
-           'position_windows', 'window_stats', 'position_table', 'fake_position_result', 'position_outcome',
-           'load_bench', 'bench_rows', 'bench_table', 'plot_bench', 'window_rates', 'bench_command',
-           'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
+           'fmt_stats', 'fake_result', 'fake_copy_result', 'copy_curves', 'copy_train_ranges', 'copy_table',
+           'plot_copy_sweep', 'copy_training_curves', 'plot_copy_training', 'copy_outcome', 'fake_position_result',
+           'position_runs', 'position_windows', 'window_stats', 'position_table', 'position_outcome', 'load_bench',
+           'bench_rows', 'bench_table', 'plot_bench', 'window_rates', 'bench_command', 'concurrent_throughput',
+           'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -53,7 +53,24 @@ class RunSpec:
     @property
     def run_id(self) -> str: return f"{self.name}-seed{self.seed}"
 
-# %% ../../nbs/experiments/00_sweep.ipynb #9b7e9c92
+# %% ../../nbs/experiments/00_sweep.ipynb #ea5ef4d6
+def repo_root() -> Path:
+    "The folder holding the `lengen` package lengen runs from (the repository, in a checkout)."
+    return Path(__import__("lengen").__file__).resolve().parent.parent
+
+# %% ../../nbs/experiments/00_sweep.ipynb #2ebe55ba
+def repo_relative(path) -> str:
+    "`path` relative to `repo_root()` when it lies inside it (for messages and saved outputs), else as given."
+    p = Path(path).resolve()
+    return str(p.relative_to(repo_root())) if p.is_relative_to(repo_root()) else str(path)
+
+# %% ../../nbs/experiments/00_sweep.ipynb #54ec3ab0
+def relative_override(o:str) -> str:
+    "A `key=value` override as results records keep it: an absolute path inside the repository made relative to it."
+    key, eq, value = o.partition("=")
+    return f"{key}={repo_relative(value)}" if eq and value.startswith("/") else o
+
+# %% ../../nbs/experiments/00_sweep.ipynb #d2ef33c0
 @dataclass
 class Sweep:
     "A figure's runs: settings (label -> shipped experiment and overrides), seeds, and the scale all runs share."
@@ -73,33 +90,22 @@ class Sweep:
         return [RunSpec(self.name, label, exp, fill([*scale, *ovr]), s)
                 for s in (self.seeds if seeds is None else seeds) for label, (exp, ovr) in self.settings.items()]
 
-def repo_root() -> Path:
-    "The folder holding the `lengen` package lengen runs from (the repository, in a checkout)."
-    return Path(__import__("lengen").__file__).resolve().parent.parent
-
-def repo_relative(path) -> str:
-    "`path` relative to `repo_root()` when it lies inside it (for messages and saved outputs), else as given."
-    p = Path(path).resolve()
-    return str(p.relative_to(repo_root())) if p.is_relative_to(repo_root()) else str(path)
-
-def relative_override(o:str) -> str:
-    "A `key=value` override as results records keep it: an absolute path inside the repository made relative to it."
-    key, eq, value = o.partition("=")
-    return f"{key}={repo_relative(value)}" if eq and value.startswith("/") else o
-
-# %% ../../nbs/experiments/00_sweep.ipynb #169db8c7
+# %% ../../nbs/experiments/00_sweep.ipynb #f08756f5
 def result_path(spec:RunSpec, results_root) -> Path:
     "The results JSON of a run: `results_root/<sweep>/<run_id>.json`."
     return Path(results_root)/spec.sweep/f"{spec.run_id}.json"
 
+# %% ../../nbs/experiments/00_sweep.ipynb #58575ec7
 def run_dir(spec:RunSpec, work_root) -> Path:
     "The run's `output_dir` (checkpoints, the final model, its log): `work_root/<sweep>/<run_id>`."
     return Path(work_root).resolve()/spec.sweep/spec.run_id
 
+# %% ../../nbs/experiments/00_sweep.ipynb #98d2ee0c
 def pending(specs:list[RunSpec], results_root) -> list[RunSpec]:
     "The runs that have no results JSON yet."
     return [s for s in specs if not result_path(s, results_root).is_file()]
 
+# %% ../../nbs/experiments/00_sweep.ipynb #7a1e91b6
 def write_result(record:dict, # a results record: its `sweep`, `name` and `seed` place it
                  results_root) -> Path:
     "Write a run's results record atomically to `results_root/<sweep>/<name>-seed<S>.json`."
@@ -112,7 +118,7 @@ def train_command(spec:RunSpec, out_dir) -> list[str]:
     return [sys.executable, "-m", "lengen.train.trainer", f"+experiment={spec.experiment}", *spec.overrides, f"seed={spec.seed}",
             f"output_dir={out_dir}", "resume_from_checkpoint=auto"]
 
-# %% ../../nbs/experiments/00_sweep.ipynb #778b0103
+# %% ../../nbs/experiments/00_sweep.ipynb #bad0ef9d
 def count_parameters(model_dir) -> int:
     "Parameters of the model saved in `model_dir` (from the safetensors headers; shared tensors once)."
     n = 0
@@ -124,10 +130,12 @@ def count_parameters(model_dir) -> int:
                 n += size
     return n
 
+# %% ../../nbs/experiments/00_sweep.ipynb #6d3cb231
 def device_name() -> str:
     "The name of the GPU runs go to (CUDA device 0), or 'cpu'."
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
 
+# %% ../../nbs/experiments/00_sweep.ipynb #d9b655f4
 def _eval_record(cfg, out:Path) -> dict:
     "The evaluation `lengen_train` ran at the end of the run (and during it, for copy runs), as a results record."
     if cfg.data.synthetic == "copy":
@@ -161,7 +169,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "mps": mps, "bf16": cfg.bf16, "device": device_name(), **_eval_record(cfg, out)}
 
-# %% ../../nbs/experiments/00_sweep.ipynb #ca47574b
+# %% ../../nbs/experiments/00_sweep.ipynb #8476aae2
 MPS_CONTROL = "nvidia-cuda-mps-control"
 
 def _mps(env:dict, *args, stdin:str|None=None) -> subprocess.CompletedProcess:
@@ -188,6 +196,7 @@ def mps_daemon(folder=None, # where the daemon's temporary pipe and log folders 
         try: yield env
         finally: _mps(env, stdin="quit\n")
 
+# %% ../../nbs/experiments/00_sweep.ipynb #c7eeefcf
 def child_env(n:int, # processes that will share the machine
               base:dict|None=None, # the environment to start from (default: this process's)
              ) -> dict:
@@ -196,7 +205,7 @@ def child_env(n:int, # processes that will share the machine
     return {**(os.environ if base is None else base), "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
             "TQDM_DISABLE": "1", "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
 
-# %% ../../nbs/experiments/00_sweep.ipynb #5f393a66
+# %% ../../nbs/experiments/00_sweep.ipynb #03174f48
 def _tail(path, n:int=15) -> str:
     lines = Path(path).read_text(errors="replace").splitlines() if Path(path).is_file() else []
     return "\n".join(lines[-n:])
@@ -219,6 +228,7 @@ def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run
     path = write_result(collect_result(spec, out, wall, concurrent_runs, mps), results_root)
     return {**status, "status": "done", "json": str(path)}
 
+# %% ../../nbs/experiments/00_sweep.ipynb #124ecf38
 def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_root/<sweep>/
               work_root="outputs/sweep", # run folders (checkpoints): never committed
               max_parallel:int=1, # runs at once, each its own process
@@ -245,12 +255,13 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
             log(f"{st['run']}: {st['status']} after {st['seconds']} s" + (f"\n{st['tail']}" if "tail" in st else ""))
     return statuses
 
-# %% ../../nbs/experiments/00_sweep.ipynb #8409e044
+# %% ../../nbs/experiments/00_sweep.ipynb #74ec6742
 def load_results(folder) -> list[dict]:
     "Every results JSON in `folder` (one sweep's), ordered by setting and seed."
     files = sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else []
     return sorted((json.loads(f.read_text()) for f in files), key=lambda r: (r["name"], r["seed"]))
 
+# %% ../../nbs/experiments/00_sweep.ipynb #076435af
 def by_setting(results:list[dict], order:list[str]|None=None, # settings first in this order, the others after
               ) -> dict[str, list[dict]]:
     "Results grouped by setting label."
@@ -258,19 +269,46 @@ def by_setting(results:list[dict], order:list[str]|None=None, # settings first i
     names += sorted({r["name"] for r in results} - set(names))
     return {n: [r for r in results if r["name"] == n] for n in names}
 
+# %% ../../nbs/experiments/00_sweep.ipynb #32b6fda9
 def seed_stats(values:list[float]) -> dict:
     "Mean, min, max and count of one number over seeds."
     return {"mean": sum(values) / len(values), "min": min(values), "max": max(values), "n": len(values)}
 
+# %% ../../nbs/experiments/00_sweep.ipynb #b4ddd798
 def seeds_label(name:str, n:int) -> str:
     "A setting's label with its number of seeds, for legends and table headers."
     return f"{name} ({n} seed{'s' * (n != 1)})"
 
+# %% ../../nbs/experiments/00_sweep.ipynb #d27e5e90
 def fmt_stats(s:dict, digits:int=3) -> str:
     "`mean (min–max)` of `seed_stats`, or the value alone for one seed."
     return f"{s['mean']:.{digits}f} ({s['min']:.{digits}f}–{s['max']:.{digits}f})" if s["n"] > 1 else f"{s['mean']:.{digits}f}"
 
-# %% ../../nbs/experiments/00_sweep.ipynb #47f26a3e
+# %% ../../nbs/experiments/00_sweep.ipynb #6d404575
+def fake_result(sweep:str, name:str, seed:int, # where the record says it belongs
+                **evaluation) -> dict:
+    "A results record with every field `collect_result` writes, experiment 'synthetic' and zeros: for tests and layout checks."
+    return {"sweep": sweep, "name": name, "experiment": "synthetic", "overrides": [], "seed": seed, "max_steps": 0, "steps": 0,
+            "rows_per_step": 0, "train_tokens": None, "train_loss": 0.0, "parameters": 0, "arch": {}, "regularizer": {},
+            "train_seconds": 0.0, "wall_seconds": 0.0, "concurrent_runs": 1, "mps": False, "bf16": False, "device": "synthetic",
+            **evaluation}
+
+# %% ../../nbs/experiments/00_sweep.ipynb #eb62e201
+def _copy_rows(accuracy:dict, **extra) -> list[dict]:
+    "Copy-task result rows of 100 strings, every metric `accuracy[length]` (`extra` first in each row, e.g. its step)."
+    return [{**extra, "length": L, "n": 100, **{m: a for m in EVAL_METRICS}} for L, a in accuracy.items()]
+
+def fake_copy_result(sweep:str, name:str, seed:int,
+                     accuracy:dict, # string length -> the value of every metric
+                     train_range=(1, 50),
+                     curve:dict|None=None, # training step -> {string length -> the value of every metric}: evaluations in training
+                    ) -> dict:
+    "A synthetic copy-task results record with given numbers (100 strings per length), and an in-training curve if given."
+    copy = {"train_range": list(train_range), "samples": 100, "alphabet_size": 26, "eval_seed": 1234, "results": _copy_rows(accuracy)}
+    if curve: copy["curve"] = [r for step, acc in curve.items() for r in _copy_rows(acc, step=step)]
+    return fake_result(sweep, name, seed, copy=copy)
+
+# %% ../../nbs/experiments/00_sweep.ipynb #cce3998f
 def copy_curves(results:list[dict], metric:str="exact_match_accuracy", order=None) -> dict[str, list[dict]]:
     "Per setting: one row per string length with the mean/min/max of `metric` over seeds."
     out = {}
@@ -280,10 +318,12 @@ def copy_curves(results:list[dict], metric:str="exact_match_accuracy", order=Non
         out[name] = [{"length": L, **seed_stats([p[L] for p in per])} for L in lengths]
     return out
 
+# %% ../../nbs/experiments/00_sweep.ipynb #3b0155d8
 def copy_train_ranges(results:list[dict]) -> list[tuple[int, int]]:
     "The distinct training ranges of string lengths among the results."
     return sorted({tuple(r["copy"]["train_range"]) for r in results if "copy" in r})
 
+# %% ../../nbs/experiments/00_sweep.ipynb #c1df82df
 def copy_table(results:list[dict], metric:str="exact_match_accuracy", order=None):
     "A DataFrame: string lengths down, settings across, `mean (min-max)` of `metric` over seeds."
     curves = copy_curves(results, metric, order)
@@ -319,30 +359,7 @@ def plot_copy_sweep(results:list[dict], metrics=EVAL_METRICS, order=None,
     fig.update_layout(title=title, template="plotly_white", height=430, legend=dict(orientation="h", y=-0.25))
     return fig
 
-# %% ../../nbs/experiments/00_sweep.ipynb #099ee1ea
-def fake_result(sweep:str, name:str, seed:int, # where the record says it belongs
-                **evaluation) -> dict:
-    "A results record with every field `collect_result` writes, experiment 'synthetic' and zeros: for tests and layout checks."
-    return {"sweep": sweep, "name": name, "experiment": "synthetic", "overrides": [], "seed": seed, "max_steps": 0, "steps": 0,
-            "rows_per_step": 0, "train_tokens": None, "train_loss": 0.0, "parameters": 0, "arch": {}, "regularizer": {},
-            "train_seconds": 0.0, "wall_seconds": 0.0, "concurrent_runs": 1, "mps": False, "bf16": False, "device": "synthetic",
-            **evaluation}
-
-def _copy_rows(accuracy:dict, **extra) -> list[dict]:
-    "Copy-task result rows of 100 strings, every metric `accuracy[length]` (`extra` first in each row, e.g. its step)."
-    return [{**extra, "length": L, "n": 100, **{m: a for m in EVAL_METRICS}} for L, a in accuracy.items()]
-
-def fake_copy_result(sweep:str, name:str, seed:int,
-                     accuracy:dict, # string length -> the value of every metric
-                     train_range=(1, 50),
-                     curve:dict|None=None, # training step -> {string length -> the value of every metric}: evaluations in training
-                    ) -> dict:
-    "A synthetic copy-task results record with given numbers (100 strings per length), and an in-training curve if given."
-    copy = {"train_range": list(train_range), "samples": 100, "alphabet_size": 26, "eval_seed": 1234, "results": _copy_rows(accuracy)}
-    if curve: copy["curve"] = [r for step, acc in curve.items() for r in _copy_rows(acc, step=step)]
-    return fake_result(sweep, name, seed, copy=copy)
-
-# %% ../../nbs/experiments/00_sweep.ipynb #77e8bf9f
+# %% ../../nbs/experiments/00_sweep.ipynb #17b39c58
 def copy_training_curves(results:list[dict], metric:str="exact_match_accuracy", lengths=(75, 100, 200), order=None,
                         ) -> dict[int, dict[str, list[dict]]]:
     "Per string length, per setting: one row per in-training evaluation step with the mean/min/max of `metric` over seeds."
@@ -356,6 +373,7 @@ def copy_training_curves(results:list[dict], metric:str="exact_match_accuracy", 
         if per_setting: out[L] = per_setting
     return out
 
+# %% ../../nbs/experiments/00_sweep.ipynb #aff9488d
 def plot_copy_training(results:list[dict], metric:str="exact_match_accuracy", lengths=(75, 100, 200), order=None,
                        title:str|None=None):
     "One panel per string length: per setting `metric` against the training step, mean over seeds, min-max band."
@@ -394,30 +412,7 @@ def copy_outcome(results:list[dict], metric:str="exact_match_accuracy", order=No
                    + f"; {reach}.")
     return "\n".join(out)
 
-# %% ../../nbs/experiments/00_sweep.ipynb #89be0177
-def position_runs(results:list[dict], order=None) -> dict[str, list[dict]]:
-    "Per setting, the per-position results of its seeds (what `plot_position_ce` takes)."
-    return {n: [r["position"] for r in rs] for n, rs in by_setting([r for r in results if "position" in r], order).items()}
-
-def position_windows(runs:dict[str, list[dict]]) -> list[tuple[int, int]]:
-    "The `context_windows` of `position_runs`: from the training length to the positions every run reached."
-    first = next(iter(runs.values()))[0]
-    return context_windows(first["train_length"], min(len(p["per_position_ce"]) for rs in runs.values() for p in rs))
-
-def window_stats(ps:list[dict], lo:int, hi:int) -> dict:
-    "`seed_stats` of the windowed cross-entropy of one setting's per-position results."
-    return seed_stats([window_ce(p, lo, hi) for p in ps])
-
-def position_table(results:list[dict], order=None):
-    "A DataFrame: settings down, context windows across, `mean (min-max)` over seeds of the windowed cross-entropy."
-    runs = position_runs(results, order)
-    if not runs: return pd.DataFrame()
-    rows = {seeds_label(name, len(ps)): {f"({lo}, {hi}]": fmt_stats(window_stats(ps, lo, hi)) for lo, hi in position_windows(runs)}
-            for name, ps in runs.items()}
-    df = pd.DataFrame(rows).T; df.columns.name = "tokens of context"
-    return df
-
-# %% ../../nbs/experiments/00_sweep.ipynb #0f72cf6c
+# %% ../../nbs/experiments/00_sweep.ipynb #b85bed3b
 def fake_position_result(sweep:str, name:str, seed:int, ce:list[float], # CE at each position
                          train_length:int=4,
                          doc_counts:list[int]|None=None, # documents reaching each position (default: 2 everywhere)
@@ -427,6 +422,32 @@ def fake_position_result(sweep:str, name:str, seed:int, ce:list[float], # CE at 
     return fake_result(sweep, name, seed, position={"dataset_file": "synthetic", "max_length": len(ce) + 1,
                        "train_length": train_length, "num_documents": max(counts), "dtype": "float32", "seconds": 0.0,
                        "per_position_ce": list(ce), "doc_counts": counts})
+
+# %% ../../nbs/experiments/00_sweep.ipynb #1baa09d2
+def position_runs(results:list[dict], order=None) -> dict[str, list[dict]]:
+    "Per setting, the per-position results of its seeds (what `plot_position_ce` takes)."
+    return {n: [r["position"] for r in rs] for n, rs in by_setting([r for r in results if "position" in r], order).items()}
+
+# %% ../../nbs/experiments/00_sweep.ipynb #4ec0eee8
+def position_windows(runs:dict[str, list[dict]]) -> list[tuple[int, int]]:
+    "The `context_windows` of `position_runs`: from the training length to the positions every run reached."
+    first = next(iter(runs.values()))[0]
+    return context_windows(first["train_length"], min(len(p["per_position_ce"]) for rs in runs.values() for p in rs))
+
+# %% ../../nbs/experiments/00_sweep.ipynb #dc596c1d
+def window_stats(ps:list[dict], lo:int, hi:int) -> dict:
+    "`seed_stats` of the windowed cross-entropy of one setting's per-position results."
+    return seed_stats([window_ce(p, lo, hi) for p in ps])
+
+# %% ../../nbs/experiments/00_sweep.ipynb #cc42fa2d
+def position_table(results:list[dict], order=None):
+    "A DataFrame: settings down, context windows across, `mean (min-max)` over seeds of the windowed cross-entropy."
+    runs = position_runs(results, order)
+    if not runs: return pd.DataFrame()
+    rows = {seeds_label(name, len(ps)): {f"({lo}, {hi}]": fmt_stats(window_stats(ps, lo, hi)) for lo, hi in position_windows(runs)}
+            for name, ps in runs.items()}
+    df = pd.DataFrame(rows).T; df.columns.name = "tokens of context"
+    return df
 
 # %% ../../nbs/experiments/00_sweep.ipynb #647df2f8
 def position_outcome(results:list[dict], order=None) -> str:
@@ -443,7 +464,7 @@ def position_outcome(results:list[dict], order=None) -> str:
                    f"{hi / T:g}× the training length): {rise['mean']:+.3f} nats.")
     return "\n".join(out)
 
-# %% ../../nbs/experiments/00_sweep.ipynb #9a3f76b5
+# %% ../../nbs/experiments/00_sweep.ipynb #795c6821
 def load_bench(folder) -> tuple[list[dict], list[str]]:
     "The `lengen_bench` reports of the JSON files in `folder` (each tagged with its file), and the files that hold none."
     reports, skipped = [], []
@@ -455,18 +476,21 @@ def load_bench(folder) -> tuple[list[dict], list[str]]:
         if not found: skipped.append(f.name)
     return reports, skipped
 
+# %% ../../nbs/experiments/00_sweep.ipynb #c70eb29d
 def bench_rows(reports:list[dict]) -> list[dict]:
     "One row per variant of each report: step time, ratio to the report's baseline, tokens/s, MFU, peak memory."
     return [{"file": r["file"], "shape": r["shape"], "seq_len": r["seq_len"], "batch": r["batch"], "device": r["device"],
              "variant": v, "ratio": x["ratio"], "step_s": x["step_s"], "tokens_per_s": x["tokens_per_s"], "mfu": x["mfu"],
              "peak_mem_gib": x.get("peak_mem_gib")} for r in reports for v, x in r["results"].items()]
 
+# %% ../../nbs/experiments/00_sweep.ipynb #4ff54b24
 def bench_table(reports:list[dict]):
     "A DataFrame of `bench_rows`, numbers rounded for reading."
     df = pd.DataFrame(bench_rows(reports))
     if df.empty: return df
     return df.round({"ratio": 3, "step_s": 4, "tokens_per_s": 0, "mfu": 3, "peak_mem_gib": 1})
 
+# %% ../../nbs/experiments/00_sweep.ipynb #5d1f4e1e
 def plot_bench(reports:list[dict], title:str="Step time of each regularizer relative to the baseline"):
     "Grouped bars: the step-time ratio of each variant, one group of bars per report (shape, sequence length, file)."
     fig = go.Figure()
@@ -522,13 +546,14 @@ def window_rates(step_ends:list[list[float]], # per process, the clock time (s) 
     rates = [(done(t, end) - done(t, start)) / (end - start) for t in step_ends]
     return {"start": start, "end": end, "window_s": end - start, "per_run_steps_per_s": rates, "aggregate_steps_per_s": sum(rates)}
 
-# %% ../../nbs/experiments/00_sweep.ipynb #394a7e98
+# %% ../../nbs/experiments/00_sweep.ipynb #edc127f8
 def bench_command(experiment:str, steps:int, seed:int, overrides=(), out=None) -> list[str]:
     "The `lengen_bench --train-loop` command line (as `python -m lengen.experiments.bench`) of one run of a throughput measurement."
     sets = [a for o in (*overrides, f"seed={seed}") for a in ("--set", o)]
     return [sys.executable, "-m", "lengen.experiments.bench", "--train-loop", experiment, "--steps", str(steps), "--warmup", "1", *sets,
             "--out", str(out)]
 
+# %% ../../nbs/experiments/00_sweep.ipynb #d0e95fc0
 def _method(n:int, mps:bool) -> str:
     "How `n` processes shared the GPU, in words."
     procs = f"{n} process{'es' * (n != 1)}"
@@ -558,6 +583,7 @@ def concurrent_throughput(experiment:str, n:int, steps:int, overrides=(), env:di
             "runs": [{"seed": i, "steps_per_s": round(v, 3), "loss_at": _loss_at(r)}
                      for i, (r, v) in enumerate(zip(reports, w["per_run_steps_per_s"]))]}
 
+# %% ../../nbs/experiments/00_sweep.ipynb #b84a9d2f
 def sweep_throughput(experiment:str, # a shipped experiment
                      runs=(1, 4, 8), # numbers of processes at once, one measurement each
                      mps:bool=False, # share the GPU through CUDA MPS
@@ -581,7 +607,7 @@ def sweep_throughput(experiment:str, # a shipped experiment
             "aggregate_steps_per_s": best["aggregate_steps_per_s"], "concurrent_runs": best["concurrent_runs"],
             "method": best["method"], "measurements": measured}
 
-# %% ../../nbs/experiments/00_sweep.ipynb #02a2050b
+# %% ../../nbs/experiments/00_sweep.ipynb #79713e59
 def throughput_rows(rep:dict, # a `sweep_throughput` report, or the candidates file of tools/copy_throughput_gpu.sh
                    ) -> list[dict]:
     "One row per measurement: how the processes shared the GPU, how many, steps/s in all and per run, one run alone's, seed 0's losses."
@@ -596,6 +622,7 @@ def throughput_rows(rep:dict, # a `sweep_throughput` report, or the candidates f
               "all": c["aggregate_steps_per_s"], "per_run": c["per_run"], "alone": alone.get(f"chunk_size_{c['chunk_size']}"),
               "loss": {}, "note": c.get("note", "")} for c in rep.get("concurrent", [])])
 
+# %% ../../nbs/experiments/00_sweep.ipynb #979a2c79
 def throughput_table(rep:dict, run_steps:int=20_000, # steps of one run of the sweep to plan
                     ):
     "A DataFrame of `throughput_rows`: steps/s in all and per run, the gain over one run alone, minutes for the N runs."
@@ -609,7 +636,7 @@ def throughput_table(rep:dict, run_steps:int=20_000, # steps of one run of the s
                           **({"seed 0's loss at steps 50 / 500": loss(r["loss"])} if losses else {}),
                           **({"note": r["note"]} if notes else {})} for r in rows])
 
-# %% ../../nbs/experiments/00_sweep.ipynb #ce1028fa
+# %% ../../nbs/experiments/00_sweep.ipynb #dbbeaec2
 def sweep_specs(names:list[str], seeds=None, full_scale:bool=False, data_root=None,
                 extra:list[str]=(), # overrides added after every run's own (e.g. a shorter max_steps for a trial)
                 only:list[str]|None=None, # keep only these settings
@@ -623,6 +650,7 @@ def sweep_specs(names:list[str], seeds=None, full_scale:bool=False, data_root=No
     return [RunSpec(s.sweep, s.name, s.experiment, (*s.overrides, *extra), s.seed)
             for n in names for s in SWEEPS[n].specs(seeds, [] if full_scale else None, data_root) if not only or s.name in only]
 
+# %% ../../nbs/experiments/00_sweep.ipynb #76b8635b
 def _ints(key:str, text:str) -> list[int]:
     "A comma-separated list of integers from the command line (`ConfigError` otherwise)."
     try: return [int(x) for x in text.split(",")]
