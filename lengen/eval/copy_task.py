@@ -39,7 +39,7 @@ def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded a
     hit = (gen == gold) & valid
     return (hit | ~valid).all(1), hit.sum(1) / valid.sum(1)
 
-# %% ../../nbs/eval/01_copy_task.ipynb #53252844
+# %% ../../nbs/eval/01_copy_task.ipynb #9cb719dc
 def greedy_answers(model, prompts:torch.Tensor, # (B, P) prompts of one length, on the model's device
                    max_new_tokens:int, eos_id:int, pad_id:int) -> torch.Tensor:
     "Greedy continuations (B, <= max_new_tokens), padded after EOS: `lengen.ops.decode` for a Mamba2, `generate` otherwise."
@@ -48,6 +48,7 @@ def greedy_answers(model, prompts:torch.Tensor, # (B, P) prompts of one length, 
                          do_sample=False, eos_token_id=eos_id, pad_token_id=pad_id)
     return out[:, prompts.shape[1]:]
 
+# %% ../../nbs/eval/01_copy_task.ipynb #9bda9738
 @torch.no_grad()
 def score_group(model, prompts:torch.Tensor, # (B, P) prompts of one length
                 gold:torch.Tensor, # (B, L) answers, -100-padded
@@ -61,6 +62,7 @@ def score_group(model, prompts:torch.Tensor, # (B, P) prompts of one length
     tf = answer_matches(pred, gold)[1]        # position-wise matches of the teacher-forced argmax
     return {"exact_match_accuracy": em.float(), "token_accuracy": ta.float(), "teacher_forced_accuracy": tf.float()}
 
+# %% ../../nbs/eval/01_copy_task.ipynb #a536152d
 def score_examples(model, examples:list, # (prompt_ids, answer_ids) pairs
                    eos_id:int, pad_id:int, batch_size:int=64) -> list[dict]:
     "The three metrics for every example, in input order."
@@ -79,13 +81,14 @@ def score_examples(model, examples:list, # (prompt_ids, answer_ids) pairs
     model.train(was_training)
     return scores
 
-# %% ../../nbs/eval/01_copy_task.ipynb #9386f816
+# %% ../../nbs/eval/01_copy_task.ipynb #d028a37b
 def copy_eval_examples(tokenizer, length:int, samples:int, alphabet_size:int, seed:int=1234) -> list:
     "`samples` tokenized (prompt, answer) copy examples with strings of exactly `length` letters."
     rng = random.Random(seed * 1_000_003 + length)
     enc = lambda t: tokenizer(t)["input_ids"]
     return [tuple(map(enc, copy_example(copy_string(rng, alphabet_size, length)))) for _ in range(samples)]
 
+# %% ../../nbs/eval/01_copy_task.ipynb #f2008d43
 def evaluate_copy(model, tokenizer, lengths, samples:int=100, alphabet_size:int=26, seed:int=1234,
                   batch_size:int=64, progress:bool=True) -> list[dict]:
     "One row per string length: the mean of each metric over `samples` strings."
@@ -96,7 +99,7 @@ def evaluate_copy(model, tokenizer, lengths, samples:int=100, alphabet_size:int=
         rows.append({"length": L, "n": len(sc), **{m: sum(s[m] for s in sc) / len(sc) for m in EVAL_METRICS}})
     return rows
 
-# %% ../../nbs/eval/01_copy_task.ipynb #0b5b7992
+# %% ../../nbs/eval/01_copy_task.ipynb #c41bc2b4
 def plot_length_curve(rows:list[dict], # `evaluate_copy` rows
                       train_range:tuple[int, int]|None=None, # (min_len, max_len) seen in training, shaded
                       title:str="Copy task: accuracy vs string length"):
@@ -112,6 +115,7 @@ def plot_length_curve(rows:list[dict], # `evaluate_copy` rows
                       template="plotly_white", height=420)
     return fig
 
+# %% ../../nbs/eval/01_copy_task.ipynb #f3a25e0f
 def save_length_eval(rows:list[dict], out_dir, # where `copy_eval.json` and `copy_eval.html` go
                      train_range=None, stem:str="copy_eval", meta:dict|None=None) -> dict:
     "Write the rows as JSON and the figure as standalone HTML; returns the two paths."
@@ -119,7 +123,7 @@ def save_length_eval(rows:list[dict], out_dir, # where `copy_eval.json` and `cop
     html = write_figure(plot_length_curve(rows, train_range), Path(out_dir)/f"{stem}.html")
     return {"json": str(js), "html": str(html)}
 
-# %% ../../nbs/eval/01_copy_task.ipynb #7c5d2123
+# %% ../../nbs/eval/01_copy_task.ipynb #9e0d2504
 def _outside(length:int, train_range) -> bool:
     "Whether a string length lies outside the training range (never, without one)."
     return bool(train_range) and not train_range[0] <= length <= train_range[1]
@@ -136,6 +140,7 @@ def format_length_table(rows:list[dict], # `evaluate_copy` rows
                      f"{r['teacher_forced_accuracy']:>15.3f}")
     return "\n".join(lines + (["* outside the training lengths"] if train_range else []))
 
+# %% ../../nbs/eval/01_copy_task.ipynb #e7de8447
 def markdown_length_table(rows:list[dict], # `evaluate_copy` rows (a `copy_eval.json`'s `results`)
                           train_range:tuple[int, int]|None=None, # (min_len, max_len) seen in training
                          ) -> str:
@@ -144,7 +149,7 @@ def markdown_length_table(rows:list[dict], # `evaluate_copy` rows (a `copy_eval.
              + " |" for r in rows]
     return "\n".join(["| length | exact match | token accuracy | teacher-forced |", "|---|---|---|---|", *lines])
 
-# %% ../../nbs/eval/01_copy_task.ipynb #fb787d90
+# %% ../../nbs/eval/01_copy_task.ipynb #03545311
 def copy_alphabet_size(tokenizer) -> int:
     "How many letters a-.. a copy-task tokenizer holds; a `ConfigError` when it is not one."
     vocab = tokenizer.get_vocab()
@@ -154,6 +159,7 @@ def copy_alphabet_size(tokenizer) -> int:
                           "has the separator '|', an EOS token and the letters a, b, ...")
     return n
 
+# %% ../../nbs/eval/01_copy_task.ipynb #eb0f616b
 def parse_lengths(spec:str, # comma-separated string lengths, e.g. "10,25,50"
                  ) -> list[int]:
     "Positive string lengths from `--lengths`."
@@ -162,11 +168,13 @@ def parse_lengths(spec:str, # comma-separated string lengths, e.g. "10,25,50"
     if not out or min(out) < 1: raise ConfigError("--lengths", spec, "comma-separated positive integers, e.g. 10,25,50,100")
     return out
 
+# %% ../../nbs/eval/01_copy_task.ipynb #84136788
 def free_memory(device:torch.device) -> int:
     "Bytes free for tensors on `device`: the GPU's free memory, or the machine's available RAM."
     if device.type == "cuda": return torch.cuda.mem_get_info(device)[0]
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
+# %% ../../nbs/eval/01_copy_task.ipynb #a0f99f65
 def copy_forward_bytes(config, # the checkpoint's model config
                        tokens:int, batch:int) -> int:
     "Estimated peak bytes of the teacher-forced float32 forward over `batch` examples of `tokens` tokens: a layer's projections and the logits."
@@ -175,6 +183,7 @@ def copy_forward_bytes(config, # the checkpoint's model config
     if config.model_type == "mamba2": per_token += 3 * config.num_heads * config.chunk_size   # the chunked scan's per-chunk matrices
     return 4 * batch * tokens * per_token
 
+# %% ../../nbs/eval/01_copy_task.ipynb #e85412fe
 def check_copy_memory(ckpt:str, longest:int, # the longest string length asked for
                       batch:int, device:torch.device):
     "Refuse, before loading, lengths whose teacher-forced pass cannot fit in `device`'s free memory; name the longest that fits."
@@ -186,6 +195,7 @@ def check_copy_memory(ckpt:str, longest:int, # the longest string length asked f
                       f"{copy_forward_bytes(config, copy_example_length(longest), batch) / 2**30:.0f} GiB for its teacher-forced pass; "
                       f"{free / 2**30:.0f} GiB are free. Lower --batch-size or the lengths.")
 
+# %% ../../nbs/eval/01_copy_task.ipynb #b805a142
 def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
                              lengths:list[int]|None=None, # default: the run's eval_lengths, else 10,25,50,100
                              samples:int=100, # strings per length
@@ -213,6 +223,7 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
                              meta={"checkpoint": ckpt, "samples": samples, "seed": seed, "alphabet_size": alphabet})
     return {"rows": rows, "train_range": train_range, **paths}
 
+# %% ../../nbs/eval/01_copy_task.ipynb #48fcad08
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `lengen_eval_copy`."
     p = argparse.ArgumentParser(prog="lengen_eval_copy", description="Copy-task exact match, token accuracy and "

@@ -28,11 +28,14 @@ __all__ = ['HELMET_MODULES', 'HELMET_VALID', 'SHIPPED_CONFIGS', 'PROG', 'HF_ONLY
            'main', 'icl_shots', 'with_shots', 'icl_config', 'scaled_icl_config', 'write_helmet_config',
            'shipped_icl_comment', 'shots_for_budget', 'icl_prompt_lengths', 'fit_icl_config', 'icl_config_main']
 
-# %% ../../nbs/eval/04_helmet.ipynb #6e917f7b
+# %% ../../nbs/eval/04_helmet.ipynb #4a5a0743
 HELMET_MODULES = ("arguments", "utils", "data", "model_utils", "eval")
+
+# %% ../../nbs/eval/04_helmet.ipynb #70b8aeb7
 HELMET_VALID = ("a clone of HELMET (git clone https://github.com/princeton-nlp/HELMET): a folder holding "
                 + ", ".join(f"{m}.py" for m in HELMET_MODULES) + " and configs/")
 
+# %% ../../nbs/eval/04_helmet.ipynb #ad878e4c
 def helmet_src_dir(src:str|None=None, # the folder given as --helmet-src; None: the LENGEN_HELMET_SRC variable
                   ) -> Path:
     "The HELMET clone `src`, checked."
@@ -43,6 +46,7 @@ def helmet_src_dir(src:str|None=None, # the folder given as --helmet-src; None: 
     if missing: raise ConfigError("--helmet-src", src, HELMET_VALID, hint=f"{p} lacks {', '.join(missing)}.")
     return p
 
+# %% ../../nbs/eval/04_helmet.ipynb #7c1e5f08
 def import_helmet(src:str|None=None) -> types.SimpleNamespace:
     "HELMET's modules (`arguments`, `utils`, `data`, `model_utils`, `eval`) imported from the clone `src`."
     src = helmet_src_dir(src)
@@ -52,9 +56,10 @@ def import_helmet(src:str|None=None) -> types.SimpleNamespace:
     if str(src) not in sys.path: sys.path.insert(0, str(src))
     return types.SimpleNamespace(src=src, **{m: importlib.import_module(m) for m in HELMET_MODULES})
 
-# %% ../../nbs/eval/04_helmet.ipynb #a0db81dc
+# %% ../../nbs/eval/04_helmet.ipynb #1dc92087
 SHIPPED_CONFIGS = Path(str(files("lengen")/"helmet_configs"))
 
+# %% ../../nbs/eval/04_helmet.ipynb #5b3cabdb
 def _configs(folder:Path) -> dict: return {p.stem: p for p in sorted(Path(folder).glob("*.yaml"))}
 
 def resolve_config(config:str, # a YAML path or a config name
@@ -69,11 +74,21 @@ def resolve_config(config:str, # a YAML path or a config name
                           "lengen) or " + ", ".join(theirs) + " (HELMET's configs/)")
     return (theirs | shipped)[name]
 
-# %% ../../nbs/eval/04_helmet.ipynb #63796bb5
+# %% ../../nbs/eval/04_helmet.ipynb #80ce5046
 def attn_implementation() -> str:
     "flash_attention_2 where the flash-attn package and a GPU are present, else sdpa."
     return "flash_attention_2" if torch.cuda.is_available() and importlib.util.find_spec("flash_attn") else "sdpa"
 
+# %% ../../nbs/eval/04_helmet.ipynb #058c9b04
+@contextlib.contextmanager
+def pkg_resources_shim():
+    "A context in which `import pkg_resources` works (a stand-in holding `parse_version` when setuptools has none)."
+    if importlib.util.find_spec("pkg_resources"): yield; return
+    sys.modules["pkg_resources"] = types.SimpleNamespace(parse_version=parse_version)
+    try: yield
+    finally: sys.modules.pop("pkg_resources", None)
+
+# %% ../../nbs/eval/04_helmet.ipynb #ec672fdc
 def _lengen_model(name, config=None, torch_dtype=torch.bfloat16, **helmet_kwargs):
     "Stand-in for `AutoModelForCausalLM.from_pretrained` in HELMET: `lengen.load_model`, no remote code."
     mc = AutoConfig.from_pretrained(name)      # the checkpoint's own; HELMET's `config` and kwargs are not used
@@ -83,14 +98,6 @@ def _lengen_model(name, config=None, torch_dtype=torch.bfloat16, **helmet_kwargs
 _AUTO_CLASSES = {"AutoConfig": types.SimpleNamespace(from_pretrained=lambda name, **kw: AutoConfig.from_pretrained(name)),
                  "AutoTokenizer": types.SimpleNamespace(from_pretrained=lambda name, **kw: AutoTokenizer.from_pretrained(name)),
                  "AutoModelForCausalLM": types.SimpleNamespace(from_pretrained=_lengen_model)}
-
-@contextlib.contextmanager
-def pkg_resources_shim():
-    "A context in which `import pkg_resources` works (a stand-in holding `parse_version` when setuptools has none)."
-    if importlib.util.find_spec("pkg_resources"): yield; return
-    sys.modules["pkg_resources"] = types.SimpleNamespace(parse_version=parse_version)
-    try: yield
-    finally: sys.modules.pop("pkg_resources", None)
 
 @contextlib.contextmanager
 def lengen_loading(helmet, # `import_helmet`'s modules
@@ -111,13 +118,18 @@ def lengen_loading(helmet, # `import_helmet`'s modules
          mock.patch.object(helmet.eval, "load_LLM", load_LLM):
         yield built
 
-# %% ../../nbs/eval/04_helmet.ipynb #3531ab98
+# %% ../../nbs/eval/04_helmet.ipynb #fbb6d4a3
 PROG = "lengen_eval_helmet"
+
+# %% ../../nbs/eval/04_helmet.ipynb #3f43d365
 HF_ONLY = ("use_vllm", "use_sglang", "use_tgi_or_vllm_serving")
+
+# %% ../../nbs/eval/04_helmet.ipynb #76a834bc
 DATA_VALID = ("one comma-separated entry per dataset (empty for the datasets HELMET fetches itself), naming files that "
               "exist and are not empty; relative paths are read from the HELMET clone, whose scripts/download_data.sh "
               "fetches its data")
 
+# %% ../../nbs/eval/04_helmet.ipynb #07334c7a
 def _empty(path:Path) -> bool: return path.is_file() and not path.open("rb").read(1 << 16).strip()
 
 def check_helmet_args(args):
@@ -140,16 +152,19 @@ def check_helmet_args(args):
                                   ("is empty." if Path(f).exists() else "does not exist."))
     return args
 
+# %% ../../nbs/eval/04_helmet.ipynb #c3d77d1c
 def parse_helmet_args(helmet, argv:list[str]):
     "HELMET's arguments from its own parser (config file, then the command line), checked."
     with mock.patch.object(sys, "argv", ["eval.py", *argv]): return check_helmet_args(helmet.arguments.parse_arguments())
 
+# %% ../../nbs/eval/04_helmet.ipynb #e742a6de
 def local_checkpoint(ckpt:str, revision:str|None=None) -> str:
     "`ckpt` as a local folder: itself, or a download of the Hub id."
     ckpt = resolve_checkpoint(ckpt, revision, field="--model_name_or_path")
     if Path(ckpt).is_dir(): return str(Path(ckpt).resolve())
     return snapshot_download(ckpt, revision=revision)
 
+# %% ../../nbs/eval/04_helmet.ipynb #4b60e349
 @contextlib.contextmanager
 def working_dir(path):
     "Run the block with `path` as the working directory."
@@ -209,7 +224,7 @@ def main(argv:list[str]|None=None) -> int:
         else: print(f"{PROG}: HELMET wrote no result for {dataset} (its log above says why)", file=sys.stderr)
     return 0 if all(res.outputs.values()) else 1
 
-# %% ../../nbs/eval/04_helmet.ipynb #5e5c267c
+# %% ../../nbs/eval/04_helmet.ipynb #0f80e595
 _SHOTS = re.compile(r"^(icl_.*?)(\d+)(shot.*)$")
 
 def icl_shots(dataset:str) -> int:
@@ -218,6 +233,7 @@ def icl_shots(dataset:str) -> int:
     if not m: raise ConfigError("datasets", dataset, "HELMET ICL dataset names, e.g. icl_trec_coarse_6600shot_balance")
     return int(m[2])
 
+# %% ../../nbs/eval/04_helmet.ipynb #6acc38e6
 def with_shots(dataset:str, n:int) -> str:
     "`dataset` with `n` demonstrations."
     icl_shots(dataset)
@@ -228,7 +244,7 @@ def _per_dataset(cfg:dict, key:str) -> list[int]:
     vals, n = str(cfg[key]).split(","), len(cfg["datasets"].split(","))
     return [int(v) for v in (vals * n if len(vals) == 1 else vals)]
 
-# %% ../../nbs/eval/04_helmet.ipynb #9efd05cb
+# %% ../../nbs/eval/04_helmet.ipynb #d35a10fc
 def icl_config(base:dict, # a HELMET ICL config (e.g. its configs/icl.yaml)
                counts:list[int], # demonstration counts, one per dataset
                input_length:int, # the new input_max_length
@@ -240,6 +256,7 @@ def icl_config(base:dict, # a HELMET ICL config (e.g. its configs/icl.yaml)
     cfg["datasets"] = ",".join(with_shots(d, n) for d, n in zip(names, counts, strict=True))
     return cfg
 
+# %% ../../nbs/eval/04_helmet.ipynb #f1dc7a60
 def scaled_icl_config(base:dict, input_length:int,
                       fill:float=1.0, # fraction of the nominal length the base counts reach with the tokenizer
                       surplus:float=0.0, # margin above the budget
@@ -250,6 +267,7 @@ def scaled_icl_config(base:dict, input_length:int,
               for d, L in zip(base["datasets"].split(","), lengths)]
     return icl_config(base, counts, input_length)
 
+# %% ../../nbs/eval/04_helmet.ipynb #76e5c6d5
 def write_helmet_config(cfg:dict, path, # destination YAML
                         comment:str="", # written as `#` lines on top
                        ) -> Path:
@@ -257,11 +275,14 @@ def write_helmet_config(cfg:dict, path, # destination YAML
     head = "".join(f"# {w}\n" for line in comment.splitlines() for w in textwrap.wrap(line, 110) or [""])
     return atomic_write(path, head + yaml.safe_dump(cfg, sort_keys=False, width=10_000))
 
-# %% ../../nbs/eval/04_helmet.ipynb #197e921c
+# %% ../../nbs/eval/04_helmet.ipynb #13935116
 SMOLLM3_FILL = 0.8   # HELMET's 128K ICL counts reach ~81% of the nominal length with SmolLM3's tokenizer (rounded down)
+
+# %% ../../nbs/eval/04_helmet.ipynb #27f86ece
 ICL_SHIPPED = {"icl_256k": dict(input_length=262144),
                "icl_512k": dict(input_length=524288, fill=SMOLLM3_FILL, surplus=0.01)}
 
+# %% ../../nbs/eval/04_helmet.ipynb #d75345bc
 def shipped_icl_comment(name:str) -> str:
     "The comment on top of a shipped ICL config: how its counts were derived."
     kw = ICL_SHIPPED[name]
@@ -287,7 +308,7 @@ def shots_for_budget(prompt_lengths, # count -> token lengths of the same few pr
         if min(lengths) >= budget: return n
     raise RuntimeError(f"no demonstration count reached {budget} tokens in {max_rounds} rounds (last: {n}, {lengths})")
 
-# %% ../../nbs/eval/04_helmet.ipynb #2894c269
+# %% ../../nbs/eval/04_helmet.ipynb #54ba358b
 def icl_prompt_lengths(helmet, dataset:str, # an ICL dataset name with its count
                        tokenizer, samples:int=8, # test examples measured
                        seed:int=42, # HELMET's --seed
@@ -299,6 +320,7 @@ def icl_prompt_lengths(helmet, dataset:str, # an ICL dataset name with its count
                                         use_chat_template=use_chat_template, system_message=system_message
                                        ).input_ids.shape[1] for x in data["data"]]
 
+# %% ../../nbs/eval/04_helmet.ipynb #1873e9a0
 def fit_icl_config(helmet_src:str|None, # a clone of HELMET
                    tokenizer:str, # tokenizer (checkpoint folder or Hub id) whose tokens are counted
                    input_length:int, # the input_max_length of the new config

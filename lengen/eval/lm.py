@@ -41,7 +41,7 @@ def lm_eval_config(argv:list[str], # an `lm-eval` command line, without the prog
             opt, val = _option_of(argv, str(e))
             raise ConfigError(opt, val, "what `lm-eval run --help` describes", hint=str(e)) from None
 
-# %% ../../nbs/eval/03_lm.ipynb #20a72fcd
+# %% ../../nbs/eval/03_lm.ipynb #f36853af
 @functools.cache
 def _built_index(build, paths:tuple, resolve_includes:bool) -> dict: return build(list(paths), resolve_includes=resolve_includes)
 
@@ -53,9 +53,11 @@ def task_index_once():
     once = lambda paths, *, resolve_includes=True: _built_index(build, tuple(map(Path, paths)), resolve_includes)
     with mock.patch.object(TaskIndex, "build", staticmethod(once)): yield
 
+# %% ../../nbs/eval/03_lm.ipynb #0f373177
 TASKS_VALID = ("task, group or tag names that `lm-eval ls tasks` lists (glob patterns allowed), e.g. niah_single_1, "
                "niah_single_2, or the group ruler (all 13 RULER tasks)")
 
+# %% ../../nbs/eval/03_lm.ipynb #739ed067
 def leaf_task_configs(index:dict, # lm-eval's task index (`TaskManager().task_index`)
                       name:str) -> dict[str, dict]:
     "The raw configs of the tasks `name` (a task, group or tag) runs, by task name."
@@ -70,6 +72,7 @@ def leaf_task_configs(index:dict, # lm-eval's task index (`TaskManager().task_in
         else: out[child_name or child.get("group")] = child          # a task defined inside the group
     return out
 
+# %% ../../nbs/eval/03_lm.ipynb #039115e9
 def requested_tasks(cfg) -> dict[str, dict]:
     "The tasks an lm-eval config's `--tasks` names, with their raw configs; unknown names are refused."
     from lm_eval.tasks import TaskManager  # optional: the eval extra (lm-eval)
@@ -80,9 +83,10 @@ def requested_tasks(cfg) -> dict[str, dict]:
         raise ConfigError("--tasks", ",".join(missing), TASKS_VALID)
     return {k: v for n in pattern_match(names, list(index)) for k, v in leaf_task_configs(index, n).items()}
 
-# %% ../../nbs/eval/03_lm.ipynb #8c7972e9
+# %% ../../nbs/eval/03_lm.ipynb #0388804a
 LM_EVAL_MAX_GEN_TOKS = 256      # what lm-eval's HFLM generates for a task that sets no max_gen_toks
 
+# %% ../../nbs/eval/03_lm.ipynb #153fd38c
 def generation_length(task_cfg:dict, # a raw task config
                       gen_kwargs:dict|None=None, # --gen_kwargs, which override the task's
                      ) -> int:
@@ -91,7 +95,7 @@ def generation_length(task_cfg:dict, # a raw task config
     return int((gen_kwargs or {}).get("max_gen_toks") or task_cfg.get("generation_kwargs", {}).get("max_gen_toks")
                or LM_EVAL_MAX_GEN_TOKS)
 
-# %% ../../nbs/eval/03_lm.ipynb #062fdccd
+# %% ../../nbs/eval/03_lm.ipynb #cae4c6a5
 def seq_lengths(metadata:dict) -> list[int]:
     "A run's RULER lengths: --metadata's `max_seq_lengths` (positive integers), else RULER's default."
     from lm_eval.tasks.ruler.common_utils import DEFAULT_SEQ_LENGTHS  # optional: the eval extra (lm-eval)
@@ -101,6 +105,7 @@ def seq_lengths(metadata:dict) -> list[int]:
                           '\'{"max_seq_lengths":[4096,8192]}\'')
     return ls
 
+# %% ../../nbs/eval/03_lm.ipynb #e8fb366e
 def check_ruler_max_length(model_args:dict, metadata:dict, # lm-eval's parsed --model_args and task metadata
                      gen_lengths:dict[str, int], # task name -> tokens generated
                     ):
@@ -113,12 +118,19 @@ def check_ruler_max_length(model_args:dict, metadata:dict, # lm-eval's parsed --
                           hint="lm-eval keeps only the last max_length - max_gen_toks tokens of a longer prompt "
                                "and carries on, so the needle or the question could be cut away.")
 
-# %% ../../nbs/eval/03_lm.ipynb #c4799600
+# %% ../../nbs/eval/03_lm.ipynb #d448b870
 ESSAY_TASKS = frozenset({"niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multiquery", "niah_multivalue"})
+
+# %% ../../nbs/eval/03_lm.ipynb #973bfc5f
 ESSAY_DATASET = "baber/paul_graham_essays"
+
+# %% ../../nbs/eval/03_lm.ipynb #87fed854
 PUNKT = "tokenizers/punkt_tab/english/"
+
+# %% ../../nbs/eval/03_lm.ipynb #1962f9b9
 HAYSTACK_VALID = "text files, or folders of .txt files"
 
+# %% ../../nbs/eval/03_lm.ipynb #518ad32b
 def read_haystack(paths:list[str], # files or folders (a folder stands for its *.txt files, sorted by name)
                  ) -> str:
     "The text of the haystack files, joined by newlines; missing and empty files are refused."
@@ -134,10 +146,12 @@ def read_haystack(paths:list[str], # files or folders (a folder stands for its *
         raise ConfigError("--haystack-file", empty[0], HAYSTACK_VALID, hint="The file is empty.")
     return "\n".join(texts)
 
+# %% ../../nbs/eval/03_lm.ipynb #8fd4eb39
 def hub_offline() -> bool:
     "Whether the environment forbids Hub downloads (what `datasets` reads at import)."
     return any(os.environ.get(v, "").upper() in ("1", "ON", "YES", "TRUE") for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
 
+# %% ../../nbs/eval/03_lm.ipynb #a86d7abb
 def check_essay_tasks(tasks, # the task names of the run
                       haystack:str|None, # the --haystack-file text, if any
                      ):
@@ -154,10 +168,13 @@ def check_essay_tasks(tasks, # the task names of the run
         raise ConfigError("--haystack-file", None, HAYSTACK_VALID, hint=f"{', '.join(essay)} take their haystack from "
                           f"the Hub dataset {ESSAY_DATASET}, and the Hub is offline (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE).")
 
-# %% ../../nbs/eval/03_lm.ipynb #a68ff59a
+# %% ../../nbs/eval/03_lm.ipynb #f83ef8cd
 HF_MODELS = ("hf", "hf-auto", "huggingface")    # the names lm-eval registers HFLM under
+
+# %% ../../nbs/eval/03_lm.ipynb #35c6fc25
 UNSUPPORTED_MODEL_ARGS = ("peft", "delta", "autogptq", "gptqmodel", "gguf_file", "tp_plan", "subfolder")
 
+# %% ../../nbs/eval/03_lm.ipynb #a209c7e6
 def check_model(cfg) -> str:
     "The checkpoint of an lm-eval config if lengen can load it (a local directory or a Hub id); else one paragraph."
     if cfg.model not in HF_MODELS: raise ConfigError("--model", cfg.model, " | ".join(HF_MODELS))
@@ -167,19 +184,10 @@ def check_model(cfg) -> str:
     if "pretrained" not in cfg.model_args: raise ConfigError("--model_args pretrained", None, "a checkpoint directory or Hub id")
     return resolve_checkpoint(str(cfg.model_args["pretrained"]), cfg.model_args.get("revision"), field="--model_args pretrained")
 
-def _create_model(self, pretrained:str, revision="main", dtype="auto", parallelize=False, gpus=None,
-                  max_memory_per_gpu=None, max_cpu_memory=None, offload_folder="./offload", **kwargs):
-    "`HFLM._create_model` through `lengen.load_model`; the rest of `kwargs` goes to `from_pretrained`, as in lm-eval."
-    from lm_eval.models.utils_hf import get_dtype  # optional: the eval extra (lm-eval)
-    for k in (*UNSUPPORTED_MODEL_ARGS, "trust_remote_code", "quantization_config"): kwargs.pop(k, None)
-    kwargs |= self._get_accelerate_args(parallelize=parallelize, device_map=kwargs.get("device_map"), gpus=gpus,
-                                        max_memory_per_gpu=max_memory_per_gpu, max_cpu_memory=max_cpu_memory,
-                                        offload_folder=offload_folder)
-    self._model = load_model(pretrained, dtype=get_dtype(dtype), revision=revision, **kwargs)
-
-# %% ../../nbs/eval/03_lm.ipynb #68867c1c
+# %% ../../nbs/eval/03_lm.ipynb #d1b0e28a
 NIAH_MODULE = "lm_eval.tasks.ruler.niah_utils"
 
+# %% ../../nbs/eval/03_lm.ipynb #c2f5af8b
 @contextlib.contextmanager
 def essay_haystack(text:str): # the corpus
     "RULER's essay haystack taken from `text` instead of the Hub dataset."
@@ -190,6 +198,17 @@ def essay_haystack(text:str): # the corpus
     try:
         with mock.patch.object(prepare_niah, "get_haystack", local): yield
     finally: sys.modules.pop(NIAH_MODULE, None)
+
+# %% ../../nbs/eval/03_lm.ipynb #7d40c170
+def _create_model(self, pretrained:str, revision="main", dtype="auto", parallelize=False, gpus=None,
+                  max_memory_per_gpu=None, max_cpu_memory=None, offload_folder="./offload", **kwargs):
+    "`HFLM._create_model` through `lengen.load_model`; the rest of `kwargs` goes to `from_pretrained`, as in lm-eval."
+    from lm_eval.models.utils_hf import get_dtype  # optional: the eval extra (lm-eval)
+    for k in (*UNSUPPORTED_MODEL_ARGS, "trust_remote_code", "quantization_config"): kwargs.pop(k, None)
+    kwargs |= self._get_accelerate_args(parallelize=parallelize, device_map=kwargs.get("device_map"), gpus=gpus,
+                                        max_memory_per_gpu=max_memory_per_gpu, max_cpu_memory=max_cpu_memory,
+                                        offload_folder=offload_folder)
+    self._model = load_model(pretrained, dtype=get_dtype(dtype), revision=revision, **kwargs)
 
 @contextlib.contextmanager
 def lengen_lm_eval(haystack:str|None=None, # a local essay corpus (--haystack-file), or None for lm-eval's
@@ -204,7 +223,7 @@ def lengen_lm_eval(haystack:str|None=None, # a local essay corpus (--haystack-fi
         if haystack is not None: stack.enter_context(essay_haystack(haystack))
         yield
 
-# %% ../../nbs/eval/03_lm.ipynb #0acc7846
+# %% ../../nbs/eval/03_lm.ipynb #b60a0b8d
 def ruler_scores(results_file) -> list[dict]:
     "One row per task and length of an lm-eval results JSON (RULER's metrics are named by their lengths)."
     res = json.loads(Path(results_file).read_text())
@@ -213,6 +232,7 @@ def ruler_scores(results_file) -> list[dict]:
             for task, ms in res["results"].items() for k, v in ms.items()
             if k.split(",")[0].isdigit() and isinstance(v, (int, float)) and v != -1]
 
+# %% ../../nbs/eval/03_lm.ipynb #73e04e6d
 def collect_scores(path) -> list[dict]:
     "The RULER rows of every results_*.json under `path`: per model, task and length, the newest run's."
     newest = {}
@@ -222,7 +242,7 @@ def collect_scores(path) -> list[dict]:
             if key not in newest or r["date"] > newest[key]["date"]: newest[key] = r
     return sorted(newest.values(), key=lambda r: (r["model"], r["task"], r["length"]))
 
-# %% ../../nbs/eval/03_lm.ipynb #14f870cf
+# %% ../../nbs/eval/03_lm.ipynb #5b652908
 def summary_table(rows:list[dict]) -> str:
     "A markdown table of `collect_scores` rows: one line per model and task, one column per length."
     lengths, lines = sorted({r["length"] for r in rows}), {}
@@ -232,6 +252,7 @@ def summary_table(rows:list[dict]) -> str:
                      [f"| {m} | {t} | " + " | ".join(f"{s[L]:.3f}" if L in s else "" for L in lengths) + " |"
                       for (m, t), s in lines.items()])
 
+# %% ../../nbs/eval/03_lm.ipynb #63eff1f3
 def plot_scores(rows:list[dict], title:str="RULER: accuracy vs length"):
     "A plotly figure of accuracy against length, one line per model and task."
     fig, several = go.Figure(), len({r["model"] for r in rows}) > 1
@@ -243,6 +264,7 @@ def plot_scores(rows:list[dict], title:str="RULER: accuracy vs length"):
                       yaxis_range=[-0.02, 1.02], template="plotly_white", height=420)
     return fig
 
+# %% ../../nbs/eval/03_lm.ipynb #a570efc6
 def write_summary(path, # a folder holding lm-eval results (its --output_path)
                   stem:str="ruler_summary") -> dict:
     "Write `<stem>.md`, `.json` and `.html` (table, rows, figure) of the RULER scores under `path`; their paths ({} if none)."
@@ -251,9 +273,10 @@ def write_summary(path, # a folder holding lm-eval results (its --output_path)
     atomic_write(out["md"], summary_table(rows) + "\n"); write_json(rows, out["json"]); write_figure(plot_scores(rows), out["html"])
     return out
 
-# %% ../../nbs/eval/03_lm.ipynb #4ae4e73c
+# %% ../../nbs/eval/03_lm.ipynb #d9b753b7
 PROG = "lengen_eval_lm"
 
+# %% ../../nbs/eval/03_lm.ipynb #5919b449
 def own_parser() -> argparse.ArgumentParser:
     "The options lengen_eval_lm adds to lm-eval's."
     p = argparse.ArgumentParser(PROG, add_help=False, allow_abbrev=False, usage=f"{PROG} [--haystack-file PATH ...] "
@@ -263,6 +286,7 @@ def own_parser() -> argparse.ArgumentParser:
                    help=f"{HAYSTACK_VALID}: the essay haystack of the niah_* tasks, instead of the Hub dataset {ESSAY_DATASET}")
     return p
 
+# %% ../../nbs/eval/03_lm.ipynb #cf82fe84
 def evaluate_lm(argv:list[str]) -> dict:
     "Check an lm-eval command line, run it with lengen's model loading and write the RULER summary; the summary's paths."
     own, rest = own_parser().parse_known_args(argv)
@@ -282,6 +306,7 @@ def evaluate_lm(argv:list[str]) -> dict:
     if paths: print(paths["md"].read_text())
     return paths
 
+# %% ../../nbs/eval/03_lm.ipynb #14d857c1
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `lengen_eval_lm`."
     argv = sys.argv[1:] if argv is None else argv

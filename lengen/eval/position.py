@@ -21,11 +21,11 @@ from ..checkpoints import resolve_checkpoint, run_config_of
 
 # %% auto #0
 __all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'position_limit',
-           'check_position_max_length', 'check_known_tokens', 'evaluate_positions', 'smooth_log', 'plot_position_ce',
-           'context_windows', 'window_ce', 'markdown_window_table', 'main', 'position_summary', 'compare_runs',
+           'check_position_max_length', 'smooth_log', 'plot_position_ce', 'check_known_tokens', 'evaluate_positions',
+           'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main', 'compare_runs',
            'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
 
-# %% ../../nbs/eval/02_position.ipynb #255f024b
+# %% ../../nbs/eval/02_position.ipynb #c68225e0
 def text_at(record, # one JSON record
             keypaths, # dotted paths tried in order, e.g. ["text", "meta.body"]
            ) -> str|None:
@@ -39,6 +39,7 @@ def text_at(record, # one JSON record
         if isinstance(node, str): return node
     return None
 
+# %% ../../nbs/eval/02_position.ipynb #a4eaf40c
 def read_documents(path, # a JSONL file
                    keypaths=("text",), # dotted paths to the text, tried in order
                   ) -> list[str]:
@@ -62,7 +63,7 @@ def read_documents(path, # a JSONL file
     if not docs: raise ConfigError("--dataset-file", str(path), "a JSONL file with at least one document", hint="It is empty.")
     return docs
 
-# %% ../../nbs/eval/02_position.ipynb #f9906fca
+# %% ../../nbs/eval/02_position.ipynb #90af0f30
 def chunked_ce(hidden:torch.Tensor, # (B, L, d) final hidden states (the final norm applied)
                head:nn.Module, # the LM head: hidden -> vocabulary logits
                targets:torch.Tensor, # (B, L) next-token ids, -100 where there is none
@@ -77,6 +78,7 @@ def chunked_ce(hidden:torch.Tensor, # (B, L, d) final hidden states (the final n
         out[s:s + chunk] = F.cross_entropy(logits, t[s:s + chunk], reduction="none", ignore_index=-100)
     return out.view(B, L)
 
+# %% ../../nbs/eval/02_position.ipynb #eba35286
 def final_hidden(model, input_ids:torch.Tensor) -> torch.Tensor:
     "The body's last hidden states (final norm applied), without the LM head and without a cache."
     return model.base_model(input_ids=input_ids, use_cache=False)[0]
@@ -108,7 +110,7 @@ def per_position_ce(model, docs:list[list[int]], # token ids of each document, e
         counts[:n - 1] += valid.sum(0)
     return (total / counts.clamp(min=1)).float().cpu(), counts.cpu()
 
-# %% ../../nbs/eval/02_position.ipynb #631820ac
+# %% ../../nbs/eval/02_position.ipynb #d0d0d67b
 _POSITION_TABLES = re.compile(r"(^|\.)(wpe|embed_positions|position_embeddings)$")
 
 def position_limit(model) -> int|None:
@@ -116,6 +118,7 @@ def position_limit(model) -> int|None:
     sizes = [m.num_embeddings for n, m in model.named_modules() if isinstance(m, nn.Embedding) and _POSITION_TABLES.search(n)]
     return min(sizes) if sizes else None
 
+# %% ../../nbs/eval/02_position.ipynb #f64c53af
 def check_position_max_length(max_length:int, # requested positions per document
                      longest:int, # tokens in the longest document
                      limit:int|None=None, # `position_limit` of the model
@@ -128,7 +131,53 @@ def check_position_max_length(max_length:int, # requested positions per document
     if limit is not None and max_length > limit:
         raise ConfigError(field, max_length, f"at most {limit}: the model has a learned table of {limit} absolute positions")
 
-# %% ../../nbs/eval/02_position.ipynb #3378c2c3
+# %% ../../nbs/eval/02_position.ipynb #6e1f63e0
+def smooth_log(ce:list[float], counts:list[int], # one result's `per_position_ce` and `doc_counts`
+               per_decade:int=40, # bins per factor of 10 in position
+               upto:int|None=None, # bin edges reach this position (common to the runs of a figure)
+              ) -> tuple[list[float], list[float]]:
+    "(bin centres, document-weighted mean CE per bin) with positions counted as context length i+1."
+    ce, w = np.asarray(ce, dtype=np.float64), np.asarray(counts, dtype=np.float64)
+    L = upto or len(ce)
+    edges = np.unique(np.round(np.logspace(0, np.log10(L + 1), max(2, int(per_decade * np.log10(L + 1)) + 1))).astype(int))
+    x, y = [], []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        sw = w[lo - 1:hi - 1].sum()
+        x.append(float(np.sqrt(lo * (hi - 1)) if hi - 1 > lo else lo))
+        y.append(float((ce[lo - 1:hi - 1] * w[lo - 1:hi - 1]).sum() / sw) if sw > 0 else float("nan"))
+    return x, y
+
+# %% ../../nbs/eval/02_position.ipynb #342e509e
+def plot_position_ce(runs:dict, # label -> list of result dicts (seeds of one setting)
+                     title:str="Cross-entropy by position", raw:bool|None=None, # raw curves (default: one run only)
+                    ):
+    "A plotly figure: smoothed CE against log position per label (mean, min-max band over seeds), training lengths marked."
+    fig, colors = go.Figure(), pc.qualitative.Plotly
+    upto = max(len(r["per_position_ce"]) for rs in runs.values() for r in rs)
+    raw = sum(map(len, runs.values())) == 1 if raw is None else raw
+    for k, (label, rs) in enumerate(runs.items()):
+        color = colors[k % len(colors)]
+        curves = [smooth_log(r["per_position_ce"], r["doc_counts"], upto=upto) for r in rs]
+        x, ys = curves[0][0], np.array([c[1] for c in curves])
+        if raw:
+            for r in rs:
+                idx = np.unique(np.round(np.logspace(0, np.log10(len(r["per_position_ce"])), 3000)).astype(int)) - 1
+                fig.add_trace(go.Scatter(x=(idx + 1).tolist(), y=np.asarray(r["per_position_ce"])[idx].tolist(), mode="lines",
+                                         line=dict(color=color, width=0.5), opacity=0.3, showlegend=False, hoverinfo="skip"))
+        if len(rs) > 1:
+            fig.add_trace(go.Scatter(x=x + x[::-1], y=ys.max(0).tolist() + ys.min(0).tolist()[::-1], fill="toself",
+                                     fillcolor=color, opacity=0.2, line=dict(width=0), showlegend=False, hoverinfo="skip"))
+        name = label + (f" ({len(rs)} seeds)" if len(rs) > 1 else "")
+        fig.add_trace(go.Scatter(x=x, y=ys.mean(0).tolist(), mode="lines", name=name, line=dict(color=color, width=2)))
+    ys_all = [v for t in fig.data for v in t.y if v == v]
+    for T in sorted({r["train_length"] for rs in runs.values() for r in rs if r.get("train_length")}):
+        fig.add_trace(go.Scatter(x=[T, T], y=[min(ys_all), max(ys_all)], mode="lines", name=f"training length {T}",
+                                 line=dict(color="gray", dash="dash", width=1)))
+    fig.update_layout(title=title, xaxis_title="position (tokens of context)", yaxis_title="cross-entropy (nats)",
+                      xaxis_type="log", template="plotly_white", height=440)
+    return fig
+
+# %% ../../nbs/eval/02_position.ipynb #04d0802f
 def check_known_tokens(docs:list[list[int]], tok, ckpt:str, most:float=0.01, # the largest share of unknown tokens accepted
                        ):
     "Refuse documents the tokenizer mostly cannot represent (e.g. prose given to a copy-task model's character vocabulary)."
@@ -141,6 +190,7 @@ def check_known_tokens(docs:list[list[int]], tok, ckpt:str, most:float=0.01, # t
                           "checkpoint is evaluated by lengen_eval_copy)", hint=f"{unk} of the documents' {n} tokens "
                           f"({unk / n:.0%}) are its unknown token {unk_token!r}: the loss would measure nothing.")
 
+# %% ../../nbs/eval/02_position.ipynb #9aefc288
 def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
                        dataset_file:str, # JSONL, one document per record
                        text_keypaths=("text",), # dotted paths to each record's text
@@ -176,52 +226,7 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     write_figure(plot_position_ce({Path(ckpt).name: [result]}), out/f"{output_name}.html")
     return result
 
-# %% ../../nbs/eval/02_position.ipynb #d49fab4a
-def smooth_log(ce:list[float], counts:list[int], # one result's `per_position_ce` and `doc_counts`
-               per_decade:int=40, # bins per factor of 10 in position
-               upto:int|None=None, # bin edges reach this position (common to the runs of a figure)
-              ) -> tuple[list[float], list[float]]:
-    "(bin centres, document-weighted mean CE per bin) with positions counted as context length i+1."
-    ce, w = np.asarray(ce, dtype=np.float64), np.asarray(counts, dtype=np.float64)
-    L = upto or len(ce)
-    edges = np.unique(np.round(np.logspace(0, np.log10(L + 1), max(2, int(per_decade * np.log10(L + 1)) + 1))).astype(int))
-    x, y = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        sw = w[lo - 1:hi - 1].sum()
-        x.append(float(np.sqrt(lo * (hi - 1)) if hi - 1 > lo else lo))
-        y.append(float((ce[lo - 1:hi - 1] * w[lo - 1:hi - 1]).sum() / sw) if sw > 0 else float("nan"))
-    return x, y
-
-def plot_position_ce(runs:dict, # label -> list of result dicts (seeds of one setting)
-                     title:str="Cross-entropy by position", raw:bool|None=None, # raw curves (default: one run only)
-                    ):
-    "A plotly figure: smoothed CE against log position per label (mean, min-max band over seeds), training lengths marked."
-    fig, colors = go.Figure(), pc.qualitative.Plotly
-    upto = max(len(r["per_position_ce"]) for rs in runs.values() for r in rs)
-    raw = sum(map(len, runs.values())) == 1 if raw is None else raw
-    for k, (label, rs) in enumerate(runs.items()):
-        color = colors[k % len(colors)]
-        curves = [smooth_log(r["per_position_ce"], r["doc_counts"], upto=upto) for r in rs]
-        x, ys = curves[0][0], np.array([c[1] for c in curves])
-        if raw:
-            for r in rs:
-                idx = np.unique(np.round(np.logspace(0, np.log10(len(r["per_position_ce"])), 3000)).astype(int)) - 1
-                fig.add_trace(go.Scatter(x=(idx + 1).tolist(), y=np.asarray(r["per_position_ce"])[idx].tolist(), mode="lines",
-                                         line=dict(color=color, width=0.5), opacity=0.3, showlegend=False, hoverinfo="skip"))
-        if len(rs) > 1:
-            fig.add_trace(go.Scatter(x=x + x[::-1], y=ys.max(0).tolist() + ys.min(0).tolist()[::-1], fill="toself",
-                                     fillcolor=color, opacity=0.2, line=dict(width=0), showlegend=False, hoverinfo="skip"))
-        name = label + (f" ({len(rs)} seeds)" if len(rs) > 1 else "")
-        fig.add_trace(go.Scatter(x=x, y=ys.mean(0).tolist(), mode="lines", name=name, line=dict(color=color, width=2)))
-    ys_all = [v for t in fig.data for v in t.y if v == v]
-    for T in sorted({r["train_length"] for rs in runs.values() for r in rs if r.get("train_length")}):
-        fig.add_trace(go.Scatter(x=[T, T], y=[min(ys_all), max(ys_all)], mode="lines", name=f"training length {T}",
-                                 line=dict(color="gray", dash="dash", width=1)))
-    fig.update_layout(title=title, xaxis_title="position (tokens of context)", yaxis_title="cross-entropy (nats)",
-                      xaxis_type="log", template="plotly_white", height=440)
-    return fig
-
-# %% ../../nbs/eval/02_position.ipynb #37375316
+# %% ../../nbs/eval/02_position.ipynb #e51e23e8
 def context_windows(train_len:int|None, # the training length T (None: 1024, for a checkpoint lengen did not train)
                     positions:int, # the positions a result has
                    ) -> list[tuple[int, int]]:
@@ -231,12 +236,14 @@ def context_windows(train_len:int|None, # the training length T (None: 1024, for
     while lo < positions: out.append((lo, min(hi, positions))); lo, hi = hi, 2 * hi
     return out
 
+# %% ../../nbs/eval/02_position.ipynb #99aa3eb3
 def window_ce(result:dict, # an `evaluate_positions` result (its `per_position_ce` and `doc_counts`)
               lo:int, hi:int) -> float:
     "Mean cross-entropy over contexts of lo+1..hi tokens, each position weighted by the documents that reach it."
     ce, w = result["per_position_ce"][lo:hi], result["doc_counts"][lo:hi]
     return sum(c * n for c, n in zip(ce, w)) / sum(w)
 
+# %% ../../nbs/eval/02_position.ipynb #c63e651d
 def markdown_window_table(result:dict, # an `evaluate_positions` result
                          ) -> str:
     "`window_ce` over the result's `context_windows` as a markdown table (the model card's)."
@@ -244,7 +251,17 @@ def markdown_window_table(result:dict, # an `evaluate_positions` result
             for lo, hi in context_windows(result.get("train_length"), len(result["per_position_ce"]))]
     return "\n".join(["| positions | mean cross-entropy |", "|---|---|", *rows])
 
-# %% ../../nbs/eval/02_position.ipynb #c6cd2307
+# %% ../../nbs/eval/02_position.ipynb #a88c5026
+def position_summary(result:dict) -> str:
+    "A few lines: mean CE inside and past the training length, and at the far end."
+    ce, T = result["per_position_ce"], result["train_length"]
+    mean = lambda v: sum(v) / len(v) if v else float("nan")
+    lines = [f"{result['checkpoint']}: {result['num_documents']} documents, {len(ce) + 1} positions, {result['seconds']:.1f} s"]
+    if T and T < len(ce): lines.append(f"mean CE within the training length {T}: {mean(ce[:T]):.3f}; past it: {mean(ce[T:]):.3f}")
+    lines.append(f"mean CE over the last 10% of positions: {mean(ce[-max(1, len(ce) // 10):]):.3f}")
+    return "\n".join(lines)
+
+# %% ../../nbs/eval/02_position.ipynb #a6e71d19
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lengen_eval_position", description="Per-position cross-entropy of a checkpoint on "
                                 "long documents (JSONL), with its figure.")
@@ -269,16 +286,7 @@ def main(argv:list[str]|None=None) -> int:
         print(position_summary(r))
     return run_cli("lengen_eval_position", run)
 
-def position_summary(result:dict) -> str:
-    "A few lines: mean CE inside and past the training length, and at the far end."
-    ce, T = result["per_position_ce"], result["train_length"]
-    mean = lambda v: sum(v) / len(v) if v else float("nan")
-    lines = [f"{result['checkpoint']}: {result['num_documents']} documents, {len(ce) + 1} positions, {result['seconds']:.1f} s"]
-    if T and T < len(ce): lines.append(f"mean CE within the training length {T}: {mean(ce[:T]):.3f}; past it: {mean(ce[T:]):.3f}")
-    lines.append(f"mean CE over the last 10% of positions: {mean(ce[-max(1, len(ce) // 10):]):.3f}")
-    return "\n".join(lines)
-
-# %% ../../nbs/eval/02_position.ipynb #6a8d91fa
+# %% ../../nbs/eval/02_position.ipynb #f2c3f7f9
 def compare_runs(files:list, # result JSONs of `lengen_eval_position`
                  labels:list[str]|None=None, # one per file; equal labels are seeds of one setting
                  output:str="per_position_compare.html", title:str="Cross-entropy by position") -> dict:
@@ -297,6 +305,7 @@ def compare_runs(files:list, # result JSONs of `lengen_eval_position`
     write_figure(plot_position_ce(runs, title), output)
     return runs
 
+# %% ../../nbs/eval/02_position.ipynb #3fa48309
 def compare_main(argv:list[str]|None=None) -> int:
     "Entry point of `lengen_compare_position`."
     p = argparse.ArgumentParser(prog="lengen_compare_position", description="Draw several per-position CE results into "
@@ -342,7 +351,7 @@ def time_position_eval(model, length:int=65536, # tokens of the one random docum
         except torch.OutOfMemoryError: out["naive_seconds"] = "out of memory"
     return out
 
-# %% ../../nbs/eval/02_position.ipynb #488d4590
+# %% ../../nbs/eval/02_position.ipynb #687a2d74
 def check_eval_extra(cfg):
     "Refuse an `eval_extra` group that cannot run (before any training)."
     e = cfg.eval_extra
@@ -352,6 +361,7 @@ def check_eval_extra(cfg):
         raise ConfigError("eval_extra.dataset_file", "", "a JSONL file of documents when eval_extra.eval_only=true")
     if e.dataset_file: read_documents(e.dataset_file, list(e.text_keypaths))
 
+# %% ../../nbs/eval/02_position.ipynb #5bdf5505
 def eval_extra_from_config(cfg, # a composed TrainingConfig
                            ckpt:str|None=None, # default: `model_name_or_path`
                           ) -> dict:

@@ -21,7 +21,7 @@ from ..models.mamba2 import mamba2_kernel_path
 
 # %% auto #0
 __all__ = ['SHAPES', 'VARIANTS', 'MODEL_KEYS', 'variant_overrides', 'model_key', 'bench_config', 'build_bench_model',
-           'model_flops_per_token', 'time_steps', 'time_inputs', 'run_bench', 'StepClock', 'training_batch',
+           'model_flops_per_token', 'time_inputs', 'time_steps', 'run_bench', 'StepClock', 'training_batch',
            'bench_training', 'main']
 
 # %% ../../nbs/experiments/01_bench.ipynb #ce90efc4
@@ -48,7 +48,7 @@ SHAPES = {
                                    num_hidden_layers=2, chunk_size=16),
 }
 
-# %% ../../nbs/experiments/01_bench.ipynb #405ffb8b
+# %% ../../nbs/experiments/01_bench.ipynb #9aabf901
 VARIANTS = {
     "baseline": [],
     "vpad_norm": ["dropout.rate=0.3", "dropout.mode=vpad"],
@@ -67,21 +67,26 @@ VARIANTS = {
     "liger_no_flce": ["kernels.liger=true", "kernels.fused_linear_cross_entropy=false"],
     "liger_flce": ["kernels.liger=true", "kernels.rms_norm=false", "kernels.swiglu=false", "kernels.rope=false"],
 }
+
+# %% ../../nbs/experiments/01_bench.ipynb #7daa1fd4
 MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.", "kernels.", "compile.")  # compiled or graphed blocks stay so
 
+# %% ../../nbs/experiments/01_bench.ipynb #0ae31ebf
 def variant_overrides(name:str) -> list[str]:
     "The overrides of a variant written `a+b`, each part a built-in variant or one `key=value` override."
     return [o for part in name.split("+") if part for o in VARIANTS.get(part, [part])]
 
+# %% ../../nbs/experiments/01_bench.ipynb #cdcdb103
 def model_key(overrides:list[str]) -> tuple:
     "The part of a variant that needs its own model."
     return tuple(sorted(o for o in overrides if o.startswith(MODEL_KEYS)))
 
-# %% ../../nbs/experiments/01_bench.ipynb #87be34d2
+# %% ../../nbs/experiments/01_bench.ipynb #c731680a
 def bench_config(overrides:list[str]):
     "The TrainingConfig of a variant (the copy-task data source only satisfies validation; no data is read)."
     return compose_config(None, ["data.synthetic=copy", *overrides])
 
+# %% ../../nbs/experiments/01_bench.ipynb #2d6efa1e
 def build_bench_model(shape:str, cfg, device):
     "A random-init model of `shape` with the run's model-level changes (SWA, attention scaling), in training mode."
     config = run_config(SHAPES[shape](), cfg)
@@ -90,6 +95,7 @@ def build_bench_model(shape:str, cfg, device):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **attn_kwargs(config, cfg))
     return add_run_modules(model, cfg).train()
 
+# %% ../../nbs/experiments/01_bench.ipynb #f797a4cf
 def model_flops_per_token(model, seq_len:int, doc_len:int|None=None) -> float:
     "Training FLOPs per token: 6 × matmul parameters + attention scores/values (causal, window- and document-capped)."
     mm = sum(m.weight.numel() for m in model.modules() if isinstance(m, nn.Linear))
@@ -103,17 +109,9 @@ def model_flops_per_token(model, seq_len:int, doc_len:int|None=None) -> float:
             attn += 12 * width * keys
     return 6 * mm + attn
 
-# %% ../../nbs/experiments/01_bench.ipynb #5b9e7190
+# %% ../../nbs/experiments/01_bench.ipynb #aa09abcf
 def _sync(device):
     if device.type == "cuda": torch.cuda.synchronize(device)
-
-def time_steps(model, batch:int, seq_len:int, steps:int, warmup:int, device,
-               doc_len:int|None=None, # pack documents of this many tokens (position_ids restart), as doc masking trains
-              ) -> float:
-    "Median seconds per training step on random tokens (bf16 autocast, fp32 master weights, fused AdamW, clipping at 1)."
-    ids = torch.randint(0, model.config.vocab_size, (batch, seq_len), device=device)
-    pos = None if doc_len is None else (torch.arange(seq_len, device=device) % doc_len).expand(batch, -1)
-    return time_inputs(model, {"input_ids": ids, "position_ids": pos, "labels": ids}, steps, warmup, device)
 
 def time_inputs(model, inputs:dict, # the model's keyword arguments for one step (labels included)
                 steps:int, warmup:int, device) -> float:
@@ -131,6 +129,15 @@ def time_inputs(model, inputs:dict, # the model's keyword arguments for one step
         if i >= warmup: times.append(time.perf_counter() - t0)
     del opt
     return sorted(times)[len(times) // 2]
+
+# %% ../../nbs/experiments/01_bench.ipynb #4e716f29
+def time_steps(model, batch:int, seq_len:int, steps:int, warmup:int, device,
+               doc_len:int|None=None, # pack documents of this many tokens (position_ids restart), as doc masking trains
+              ) -> float:
+    "Median seconds per training step on random tokens (bf16 autocast, fp32 master weights, fused AdamW, clipping at 1)."
+    ids = torch.randint(0, model.config.vocab_size, (batch, seq_len), device=device)
+    pos = None if doc_len is None else (torch.arange(seq_len, device=device) % doc_len).expand(batch, -1)
+    return time_inputs(model, {"input_ids": ids, "position_ids": pos, "labels": ids}, steps, warmup, device)
 
 # %% ../../nbs/experiments/01_bench.ipynb #0f8f2d9d
 def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, steps:int=10, warmup:int=3,
@@ -166,7 +173,7 @@ def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, step
         info["mamba2_fused_kernels"] = mamba2_kernel_path()["fused"]
     return {**info, "results": results}
 
-# %% ../../nbs/experiments/01_bench.ipynb #59bf92ba
+# %% ../../nbs/experiments/01_bench.ipynb #d37841bb
 class StepClock(TrainerCallback):
     "Wall time between consecutive optimizer steps (synchronized on CUDA), their clock times, the logged losses and the model trained, for `bench_training`."
     def on_train_begin(self, args, state, control, **kwargs): self.ends, self.clock, self.losses, self.t0 = [], [], [], time.perf_counter()
@@ -176,12 +183,14 @@ class StepClock(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if "loss" in (logs or {}): self.losses.append([state.global_step, float(logs["loss"])])
 
+# %% ../../nbs/experiments/01_bench.ipynb #9bfe2a5d
 def training_batch(cfg) -> dict:
     "The first micro-batch `lengen_train` would train on for `cfg` (its dataset and collator), on the CPU."
     tok = build_tokenizer(cfg)
     ds = build_train_dataset(cfg, tok)
     return _collator(cfg, tok)([ds[i] for i in range(cfg.per_device_train_batch_size)])
 
+# %% ../../nbs/experiments/01_bench.ipynb #0c4b178b
 def bench_training(experiment:str|None, # a shipped experiment
                    overrides:list[str]=(), # more `key=value` overrides (data path, tokenizer, ...)
                    steps:int=60, bare_steps:int=10, warmup:int=3, output_dir:str|None=None) -> dict:

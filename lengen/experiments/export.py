@@ -22,12 +22,13 @@ from ..models.build import load_model
 
 # %% auto #0
 __all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results',
-           'metrics_table', 'usage_snippet', 'training_facts', 'reproduce_command', 'model_card', 'evaluation_sections',
+           'metrics_table', 'usage_snippet', 'training_facts', 'reproduce_command', 'evaluation_sections', 'model_card',
            'holds_training_state', 'check_release_folder', 'export_run', 'push_release', 'main']
 
-# %% ../../nbs/experiments/02_export.ipynb #a283e144
+# %% ../../nbs/experiments/02_export.ipynb #09863126
 SOURCE_VALID = "a run folder (lengen_train's output_dir after training) or one of its checkpoint-N folders"
 
+# %% ../../nbs/experiments/02_export.ipynb #c2556770
 def export_source(path) -> Path:
     "The local model folder to export; a `ConfigError` for anything else."
     if not Path(path).is_dir(): raise ConfigError("RUN_OR_CHECKPOINT", str(path), SOURCE_VALID, hint="No such directory.")
@@ -36,9 +37,10 @@ def export_source(path) -> Path:
         raise ConfigError("RUN_OR_CHECKPOINT", str(path), SOURCE_VALID, hint="It has a config.json but no weights.")
     return src
 
-# %% ../../nbs/experiments/02_export.ipynb #6e0e5ab6
+# %% ../../nbs/experiments/02_export.ipynb #7a9da484
 RELEASE_DTYPES = ("bfloat16", "float16", "float32")
 
+# %% ../../nbs/experiments/02_export.ipynb #e38ad18f
 def fp32_names(model, dtype:torch.dtype) -> set[str]:
     "Names of the parameters a release keeps in float32."
     marks = set(getattr(model, "_keep_in_fp32_modules_strict", None) or [])
@@ -47,6 +49,7 @@ def fp32_names(model, dtype:torch.dtype) -> set[str]:
     pats = [re.compile(rf"(^|\.){re.escape(m)}($|\.)") for m in marks]
     return {n for n, _ in model.named_parameters() if any(p.search(n) for p in pats)}
 
+# %% ../../nbs/experiments/02_export.ipynb #c077f6a3
 def cast_for_release(model, dtype:torch.dtype):
     "Cast `model` in place to `dtype`, except `fp32_names`; records the dtype in its config. Returns the model."
     keep = fp32_names(model, dtype)
@@ -108,17 +111,14 @@ def usage_snippet(config, repo:str) -> str:
             f'tok = AutoTokenizer.from_pretrained("{repo}")\n{load[0]}')
     return f"```python\n{code}\n```\n\n{load[1]}"
 
-# %% ../../nbs/experiments/02_export.ipynb #3a90ee80
-_SETTINGS = ("dropout.rate", "dropout.mode", "dropout.apply_to", "dropout.layers", "residual_dropout.rate",
-             "attention_dropout.rate", "optim.weight_decay", "optim.reference_wd_policy", "attention_scaling.enabled",
-             "swa.enabled", "swa.window", "data.block_size", "optim.lr", "max_steps", "seed")
-
+# %% ../../nbs/experiments/02_export.ipynb #54092601
 def training_facts(src:Path, rc) -> dict:
     "Steps, rows and tokens of the model in `src`: a finished run's train_summary.json, else a trainer_state.json."
     if s := _read_json(src/"train_summary.json"): return s
     state = _read_json(src/"trainer_state.json") or _read_json(Path(latest_checkpoint(src) or src)/"trainer_state.json") or {}
     return {"global_step": state.get("global_step", rc.max_steps if rc is not None else None)}
 
+# %% ../../nbs/experiments/02_export.ipynb #ce3d41dd
 def reproduce_command(src:Path) -> str|None:
     "The `lengen_train` command line that started the run, from its lengen_command.json."
     c = next((r for f in (src, src.parent) if (r := _read_json(f/"lengen_command.json"))), None)
@@ -126,7 +126,25 @@ def reproduce_command(src:Path) -> str|None:
     quote = lambda o: o.split("=", 1)[0] + "='" + o.split("=", 1)[1] + "'" if "," in o and "=" in o else o
     return " ".join(["lengen_train"] + ([f"+experiment={c['experiment']}"] if c.get("experiment") else []) + [quote(o) for o in c["overrides"]])
 
-# %% ../../nbs/experiments/02_export.ipynb #9358ccee
+# %% ../../nbs/experiments/02_export.ipynb #ae08843a
+def evaluation_sections(run_dir:Path) -> list[str]:
+    "Markdown sections for the evaluation results found in the run folder."
+    found, out = find_eval_results(run_dir), []
+    titles = {"copy": "Copy task", "position": "Cross-entropy by position", "lm_eval": "lm-eval (RULER)", "helmet": "HELMET"}
+    for kind, files in found.items():
+        for p, r in files:
+            if kind == "copy": t = markdown_length_table(r["results"], r.get("train_range"))
+            elif kind == "position": t = markdown_window_table(r)
+            elif kind == "lm_eval": t = metrics_table(r["results"])
+            else: t = metrics_table({p.name.removesuffix(".json.score"): r}, "dataset")
+            out += [f"## {titles[kind]}: `{p.relative_to(run_dir)}`", "", t, ""]
+    return out or ["## Evaluation", "", "No evaluation results were found in the run folder.", ""]
+
+# %% ../../nbs/experiments/02_export.ipynb #a853a4b8
+_SETTINGS = ("dropout.rate", "dropout.mode", "dropout.apply_to", "dropout.layers", "residual_dropout.rate",
+             "attention_dropout.rate", "optim.weight_decay", "optim.reference_wd_policy", "attention_scaling.enabled",
+             "swa.enabled", "swa.window", "data.block_size", "optim.lr", "max_steps", "seed")
+
 def model_card(src:Path, # the exported run or checkpoint folder
                config, # the model config being released
                repo:str, # the name users load it by (Hub id, or the output folder)
@@ -155,24 +173,12 @@ def model_card(src:Path, # the exported run or checkpoint folder
     body += evaluation_sections(src)   # a checkpoint-N's own folder: the run's results describe the final model, not it
     return "\n".join(head + body)
 
-def evaluation_sections(run_dir:Path) -> list[str]:
-    "Markdown sections for the evaluation results found in the run folder."
-    found, out = find_eval_results(run_dir), []
-    titles = {"copy": "Copy task", "position": "Cross-entropy by position", "lm_eval": "lm-eval (RULER)", "helmet": "HELMET"}
-    for kind, files in found.items():
-        for p, r in files:
-            if kind == "copy": t = markdown_length_table(r["results"], r.get("train_range"))
-            elif kind == "position": t = markdown_window_table(r)
-            elif kind == "lm_eval": t = metrics_table(r["results"])
-            else: t = metrics_table({p.name.removesuffix(".json.score"): r}, "dataset")
-            out += [f"## {titles[kind]}: `{p.relative_to(run_dir)}`", "", t, ""]
-    return out or ["## Evaluation", "", "No evaluation results were found in the run folder.", ""]
-
-# %% ../../nbs/experiments/02_export.ipynb #e848a79e
+# %% ../../nbs/experiments/02_export.ipynb #b6aed1c9
 def holds_training_state(folder:Path) -> bool:
     "Whether `folder` is or holds a run's checkpoint (trainer state, optimizer), which a release must never replace."
     return any(folder.glob("trainer_state.json")) or any(folder.glob("checkpoint-*/trainer_state.json"))
 
+# %% ../../nbs/experiments/02_export.ipynb #fadd7333
 def check_release_folder(src:Path, out:Path, overwrite:bool):
     "Refuse an OUT that is the source, holds it or holds training state, that exists without `overwrite`, or that cannot be written."
     if out.resolve() == src.resolve() or src.resolve().is_relative_to(out.resolve()) or (out.is_dir() and holds_training_state(out)):
@@ -182,6 +188,7 @@ def check_release_folder(src:Path, out:Path, overwrite:bool):
         raise ConfigError("OUT", str(out), "a new or empty folder", hint="Pass --overwrite to replace it.")
     check_writable(out.parent, "OUT")
 
+# %% ../../nbs/experiments/02_export.ipynb #110a5aa6
 def export_run(src, # a run folder or one of its checkpoint-N folders
                out, # the release folder to write (new, or empty, or replaced with `overwrite`)
                dtype:str="bfloat16", # bfloat16 | float16 | float32
@@ -205,6 +212,7 @@ def export_run(src, # a run folder or one of its checkpoint-N folders
     if push_to_hub: push_release(out, push_to_hub, private)
     return out
 
+# %% ../../nbs/experiments/02_export.ipynb #600c549d
 def push_release(folder, repo_id:str, private:bool=False):
     "Upload a release folder to the Hub with `huggingface_hub` (creating the repo if needed)."
     from huggingface_hub import HfApi  # only --push-to-hub needs the Hub client

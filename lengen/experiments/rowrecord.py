@@ -18,7 +18,7 @@ from ..train.trainer import parse_argv, run_training
 # %% auto #0
 __all__ = ['RowRecorder', 'rows_by_step', 'record', 'main']
 
-# %% ../../nbs/experiments/03_rowrecord.ipynb #a6655ec4
+# %% ../../nbs/experiments/03_rowrecord.ipynb #893d5e8b
 class RowRecorder(TrainerCallback):
     "Record the input ids of every training row this process's model sees, by optimizer step; write them at the end."
     def __init__(self, out_dir): self.out_dir, self.rows, self.step = Path(out_dir), [], 0
@@ -32,6 +32,7 @@ class RowRecorder(TrainerCallback):
         write_json({"rank": args.process_index, "world_size": args.world_size, "fsdp_blocks": self.fsdp_blocks, "rows": self.rows},
                    self.out_dir/f"rows-rank{args.process_index}.json")
 
+# %% ../../nbs/experiments/03_rowrecord.ipynb #6f4e9073
 def rows_by_step(rows_dir) -> dict[int, list[list[list[int]]]]:
     "What `RowRecorder` wrote: {step: [rows of rank 0, rows of rank 1, ...]}."
     ranks = sorted((json.loads(p.read_text()) for p in Path(rows_dir).glob("rows-rank*.json")), key=lambda r: r["rank"])
@@ -40,11 +41,13 @@ def rows_by_step(rows_dir) -> dict[int, list[list[list[int]]]]:
         for step, row in r["rows"]: out.setdefault(step, [[] for _ in ranks])[r["rank"]].append(row)
     return out
 
+# %% ../../nbs/experiments/03_rowrecord.ipynb #09ff2893
 def record(rows_dir, argv:list[str]):
     "Train like `lengen_train ARGV` with a `RowRecorder` writing into `rows_dir`."
     experiment, overrides, _ = parse_argv(argv)
     run_training(compose_config(experiment, overrides), callbacks=[RowRecorder(rows_dir)])
 
+# %% ../../nbs/experiments/03_rowrecord.ipynb #e893cf4c
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `python -m lengen.experiments.rowrecord ROWS_DIR +experiment=NAME [key=value ...]`."
     argv = sys.argv[1:] if argv is None else argv
