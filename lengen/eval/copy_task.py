@@ -189,7 +189,10 @@ def check_copy_memory(ckpt:str, longest:int, # the longest string length asked f
     "Refuse, before loading, lengths whose teacher-forced pass cannot fit in `device`'s free memory; name the longest that fits."
     config, free = AutoConfig.from_pretrained(ckpt), free_memory(device)
     if copy_forward_bytes(config, copy_example_length(longest), batch) <= 0.8 * free: return
-    fits = next((n for n in range(longest, 0, -1) if copy_forward_bytes(config, copy_example_length(n), batch) <= 0.8 * free), 0)
+    fits, too_long = 0, longest   # memory grows with the length: bisect for the longest that fits (0: none does)
+    while too_long - fits > 1:
+        mid = (fits + too_long) // 2
+        fits, too_long = (mid, too_long) if copy_forward_bytes(config, copy_example_length(mid), batch) <= 0.8 * free else (fits, mid)
     raise ConfigError("--lengths", longest, f"at most {fits} letters with --batch-size {batch} on this {device.type}",
                       hint=f"A batch of {batch} strings of {longest} letters needs about "
                       f"{copy_forward_bytes(config, copy_example_length(longest), batch) / 2**30:.0f} GiB for its teacher-forced pass; "

@@ -69,7 +69,8 @@ VARIANTS = {
 }
 
 # %% ../../nbs/experiments/01_bench.ipynb #7daa1fd4
-MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.", "kernels.", "compile.")  # compiled or graphed blocks stay so
+MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.", "kernels.", "compile.",
+              "initial_state.")  # compiled or graphed blocks, swapped mixer forwards stay so: a fresh model each
 
 # %% ../../nbs/experiments/01_bench.ipynb #0ae31ebf
 def variant_overrides(name:str) -> list[str]:
