@@ -488,6 +488,10 @@ def check_initial_state(cfg:DictConfig, # a composed TrainingConfig
             raise ConfigError(key, True, f"false with initial_state.mode={s.mode}, or initial_state.mode=none",
                               hint="lengen feeds the initial state to each mixer's scan in its own forward, which a "
                               "captured graph, a compiled block or the packed-example stream would replace.")
+    if s.mode == "passing" and cfg.data.no_doc_mixing:
+        raise ConfigError("data.no_doc_mixing", True, "false with initial_state.mode=passing, or initial_state.mode=noise",
+                          hint="Passing reads the packed token stream in order; rows that each keep to one document "
+                          "(their tails dropped) do not continue each other.")
     if s.mode == "passing" and (cfg.data.synthetic or cfg.data.padded_examples):
         key, val = ("data.synthetic", cfg.data.synthetic) if cfg.data.synthetic else ("data.padded_examples", True)
         raise ConfigError(key, val, "packed text rows ('' and data.padded_examples=false) with initial_state.mode=passing, "
