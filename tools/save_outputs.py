@@ -10,6 +10,8 @@ from pathlib import Path
 from execnb.nbio import read_nb, write_nb
 from execnb.shell import CaptureShell
 
+from run_cells import cell_flags   # tools/ is this script's folder, first on sys.path
+
 
 def main(argv:list[str]) -> int:
     path, wanted = Path(argv[0]).resolve(), {int(i) for i in argv[1:]}
@@ -18,8 +20,7 @@ def main(argv:list[str]) -> int:
     shell = CaptureShell()
     for i, c in enumerate(nb.cells):
         if c.cell_type != "code": continue
-        flags = {w for line in c.source.splitlines() if line.startswith("#|") for w in line[2:].split()}
-        if flags & {"gpu", "slow"} or "nbdev_export" in c.source: continue
+        if cell_flags(c.source) & {"gpu", "slow"} or "nbdev_export" in c.source: continue
         shell.cell(c)
         if shell.exc: print(f"cell {i} failed:\n{c.source[:300]}\n{shell.exc!r}", file=sys.stderr); return 1
         if i not in wanted: c.outputs = json.loads(json.dumps(saved.cells[i].get("outputs", [])))
