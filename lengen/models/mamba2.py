@@ -5,7 +5,7 @@
 # %% ../../nbs/models/00_mamba2.ipynb #b7ced956
 from __future__ import annotations
 
-import importlib, json, math
+import functools, importlib, inspect, json, math
 from pathlib import Path
 
 import torch
@@ -18,7 +18,8 @@ from ..config import ConfigError
 
 # %% auto #0
 __all__ = ['SSM_SCALARS', 'MAMBA2_OPS', 'mamba2_config', 'init_mixer_scalars', 'mamba2_reference_init', 'no_decay_names',
-           'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path']
+           'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path', 'device_dispatch',
+           'cpu_safe_mamba2_ops']
 
 # %% ../../nbs/models/00_mamba2.ipynb #6a2fcb66
 def mamba2_config(arch, # the `arch` group of a TrainingConfig
@@ -112,11 +113,15 @@ MAMBA2_OPS = ("causal_conv1d_fn", "causal_conv1d_update", "mamba2_split_conv1d_s
               "mamba2_selective_state_update", "mamba2_chunk_scan")
 
 # %% ../../nbs/models/00_mamba2.ipynb #79d107bf
+def _closure(fn) -> dict:
+    "The variables a function closes over, by name ({} for anything else)."
+    code = getattr(fn, "__code__", None)
+    return {k: c.cell_contents for k, c in zip(code.co_freevars, fn.__closure__ or ())} if code else {}
+
 def _op_implementation(fn) -> str:
-    "Module of the function a transformers kernel wrapper dispatches to."
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    impl = cells["implementation"].cell_contents if "implementation" in cells else getattr(fn, "__wrapped__", fn)
-    return getattr(impl, "__module__", "?") or "?"
+    "Module of the function a transformers kernel wrapper dispatches to (for CUDA tensors, past `device_dispatch`)."
+    fn = getattr(fn, "kernel", fn)
+    return getattr(_closure(fn).get("implementation", getattr(fn, "__wrapped__", fn)), "__module__", "?") or "?"
 
 def mamba2_kernel_path() -> dict:
     "Per Mamba2 op, the module that implements it, and `fused`: True when every op runs a compiled kernel."
@@ -124,3 +129,39 @@ def mamba2_kernel_path() -> dict:
     ops = {name: _op_implementation(getattr(m2, name)) for name in MAMBA2_OPS if hasattr(m2, name)}
     fused = bool(ops) and all(not mod.startswith("transformers.") for mod in ops.values())
     return {"fused": fused, "ops": ops}
+
+# %% ../../nbs/models/00_mamba2.ipynb #5ab3d1e0
+def device_dispatch(kernel, # the compiled op (mamba_ssm, causal_conv1d)
+                    reference, # the op's torch implementation, same signature
+                   ):
+    "An op that runs `kernel` on CUDA tensors and `reference` on tensors anywhere else."
+    @functools.wraps(reference)
+    def op(*args, **kwargs):
+        first = next((a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None)
+        return (kernel if first is None or first.is_cuda else reference)(*args, **kwargs)
+    op.kernel = kernel
+    return op
+
+# %% ../../nbs/models/00_mamba2.ipynb #85d51e31
+def _torch_path(torch_function):
+    "An op's torch reference called as transformers' wrapper calls it: its own arguments only, no packed sequences."
+    params = set(inspect.signature(torch_function).parameters)
+    def reference(*args, **kwargs):
+        if kwargs.get("seq_idx") is not None or kwargs.get("cu_seqlens") is not None:
+            raise ValueError(f"{torch_function.__name__}: the torch reference cannot keep packed sequences apart; "
+                             "run packed rows on a GPU with mamba-ssm installed")
+        return torch_function(*args, **{k: v for k, v in kwargs.items() if k in params})
+    return functools.wraps(torch_function)(reference)
+
+def cpu_safe_mamba2_ops(module=None, # transformers' Mamba2 module (default: the installed one)
+                       ) -> list[str]:
+    "Send each kernel-bound Mamba2 op of `module` to its torch reference for tensors not on a GPU; the ops changed."
+    m2 = module or importlib.import_module("transformers.models.mamba2.modeling_mamba2")
+    changed = []
+    for name in MAMBA2_OPS:
+        op = getattr(m2, name, None); cells = _closure(op)
+        if {"implementation", "torch_function"} <= cells.keys() and cells["implementation"] is not cells["torch_function"]:
+            setattr(m2, name, device_dispatch(op, _torch_path(cells["torch_function"]))); changed.append(name)
+    return changed
+
+cpu_safe_mamba2_ops()
