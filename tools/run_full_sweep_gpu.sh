@@ -13,7 +13,7 @@
 # run's JSON into $OUT; the last one returns once the sweep has ended (at its time limit at the latest).
 #
 # A wave is three calls of the device tool, back to back, from the repository root:
-#   run(carry=[".gpu"], command="SWEEPS=copy_full_scale MAX_PARALLEL=2 bash tools/run_full_sweep_gpu.sh start")  # ~8 min
+#   run(carry=[".gpu"], command="SWEEPS=copy_full_scale MAX_PARALLEL=4 bash tools/run_full_sweep_gpu.sh start")  # ~8 min
 #   run(command="bash tools/run_full_sweep_gpu.sh wait")                                                        # ~9.5 min
 #   run(command="bash tools/run_full_sweep_gpu.sh wait")                                   # until the sweep has ended
 # After each call, on this machine: tar xzf <files_at>/full_sweep_results.tgz (it holds results/<sweep>/*.json: run it
@@ -36,20 +36,19 @@
 # TIME_LIMIT (seconds the sweep may run, default 1440: with ~2 minutes of machine start and ~1 of setup it ends ~27
 # minutes into the machine), MIN_LEFT (seconds: no run starts with less left, default 1200: one wave per machine),
 # WAIT (seconds a call waits; default 480 for start, 540 for wait), SWEEP_ARGS (more lengen.experiments.sweep options: "--seeds 1",
-# "--only baseline,vpad"), THROUGHPUT_EXPERIMENT (copy_jelassi_mamba2_45m_vpad), THROUGHPUT_RUNS (1,2,4,8),
-# THROUGHPUT_STEPS (600).
+# "--only baseline,vpad"), THROUGHPUT_EXPERIMENT (copy_jelassi_mamba2_45m_vpad), THROUGHPUT_RUNS (1,4,6: eight runs of ~19 GiB each do not fit),
+# THROUGHPUT_STEPS (500).
 #
 # Expected time per wave. A copy run is 20,000 steps plus 11 evaluations (every 2000 steps and at the end: 10 lengths
-# to 1000 letters; 20-80 s a pass with HF generate on an H200, results/gpu/copy_throughput_candidates_h200.json, about
-# 4x less with lengen.ops.decode's recurrent decoding, which Mamba2 now uses) plus the machine's first Triton autotuning
-# (~2 minutes, once). At the rates measured so far (one run alone 33 steps/s, two side by side 39 in all, four under
-# MPS 48.6), one run alone takes ~10 minutes of training + 1-15 of evaluation, two at once ~17 + 1-15: MAX_PARALLEL=2 is
-# the most a 24-minute wave holds today (the evaluation is the uncertain part: look at wall_seconds in the first wave's
-# JSONs), so the 15 copy runs take ~8 waves. With a faster step, measure first
-# (`throughput` mode; the minutes column of the table in nbs/experiments/00_sweep.ipynb) and take the largest N for which
-# N x 20,000 / (steps/s in all) plus the evaluations fits TIME_LIMIT. A position_85m run trains 800 steps at 0.28 s alone
-# (~4 minutes; its step fills the GPU, so 4 at once take ~15) and evaluates to 65,536 positions in about a minute: 4 at
-# once (one seed) fit a wave, 2 waves in all (the memory of 4 such runs at once is not measured yet: watch the first).
+# to 1000 letters, ~15 s a pass alone with lengen.ops.decode's recurrent decoding of a 45M model that never stops
+# early) plus the machine's first Triton autotuning (~2 minutes, once). Measured with packed examples (shipped;
+# results/gpu/sweep_throughput_h200.json): one run alone 49 steps/s, four under MPS 94 in all, six 98 (eight do not
+# fit: ~19 GiB each). Four runs at once train their 80,000 steps in ~14 minutes, which leaves the evaluations (slower
+# when shared) ~8 minutes of a 24-minute wave: MAX_PARALLEL=4, 4 waves for the 15 copy runs. Five at once (~17 minutes
+# of training) may fit too: the wall_seconds of the first wave's JSONs tell. A position_85m run
+# trains 800 steps at 0.28 s alone (~4 minutes; its step fills the GPU, so 4 at once take ~15) and evaluates to 65,536
+# positions in about a minute: 4 at once (one seed) fit a wave, and with state_noise and state_passing (6 settings x
+# 2 seeds) 3 waves (the memory of 4 such runs at once is not measured yet: watch the first).
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
@@ -118,7 +117,7 @@ case $MODE in
   stop) running && kill -- "-$(cat "$W/sweep.pid")"; sleep 5; pack ;;   # the sweep's process group: its runs too
   throughput)
     timeout 570 python3 -m lengen.experiments.sweep --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \
-      --runs "${THROUGHPUT_RUNS:-1,2,4,8}" $MPSFLAG --steps "${THROUGHPUT_STEPS:-600}" ${SWEEP_ARGS:-} \
+      --runs "${THROUGHPUT_RUNS:-1,4,6}" $MPSFLAG --steps "${THROUGHPUT_STEPS:-500}" ${SWEEP_ARGS:-} \
       --out "$W/sweep_throughput_h200.json" > "$OUT/throughput.log" 2>&1
     echo "throughput rc=$?"; tail -n 5 "$OUT/throughput.log"
     cp "$W/sweep_throughput_h200.json" "$OUT/" 2>/dev/null ;;   # here: copy it to results/gpu/ and commit it
