@@ -4,6 +4,7 @@
 if [ -d .gpu/wheels ] && [ ! -f /tmp/site/.lengen_installed ]; then   # once a machine: scripts run side by side share it
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/wheels/*.whl 2>&1 | { grep -v "already exists" || true; }   # pip's status decides
   [ -f .gpu/kernels_slim.tar.gz ] && tar -xzf .gpu/kernels_slim.tar.gz -C /tmp/site
+  [ -d .gpu/eval/wheels ] && python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/eval/wheels/*.whl 2>&1 | { grep -v "already exists" || true; }
   touch /tmp/site/.lengen_installed
 fi
 export PYTHONPATH=$PWD:/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TQDM_DISABLE=1

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Long-context evaluation on one H200 (issue: RULER to 128K, HELMET ICL at 256K/512K, per-position loss to 512K):
+# python -m lengen.eval.long_context on random-weight checkpoints of the shipped shapes, saved as lengen saves them
+# (tools/random_checkpoint.py): SmolLM3-3B with 2K sliding windows and attention scaling (smollm3_3b_swa_8K_vpad_scaled)
+# and Mamba2-1.3B. Run from the repository root, carrying the base bundle and the evaluation one (tools/gpu_bundle.sh):
+#     run(carry=[".gpu/wheels", ".gpu/kernels_slim.tar.gz", ".gpu/eval"], command="STAGES='ckpt ruler' bash tools/long_context_gpu.sh")
+# Stages (a call of the device tool holds up to ~10 minutes; a machine keeps the checkpoints for the later calls):
+#   ckpt      build both checkpoints in /tmp/lc (once a machine, ~1 minute)
+#   ruler     lengen_eval_lm niah_single_1/2/3 at 32K, 64K, 128K, 2 prompts each, both models. No Hub and no nltk data
+#             here: the essay tasks (2, 3) read the Python documentation's text as their haystack, split into sentences
+#             by an empty stand-in for nltk's punkt_tab (the cost is the same; the haystack's sentences are not)
+#   helmet    lengen_eval_helmet icl_256k and icl_512k, 1 prompt a dataset, synthetic ICL data, both models
+#   position  lengen_eval_position at 131072 and 524288 tokens, 1 document, both models
+# MODELS (default "smollm3 mamba2") picks the models; LENGTHS, TASKS, CONFIGS override a stage's list.
+# Out ($OUT): long_context_h200.json (the entries the call measured) and one log per stage and model. Merge them here:
+#   python -c "import json, sys; from lengen.eval.long_context import merge_entries as m; \
+#              m('results/gpu/long_context_h200.json', json.load(open(sys.argv[1]))['entries'])" <files_at>/long_context_h200.json
+set -uo pipefail
+OUT=${OUT:-$PWD/lc_out}; mkdir -p "$OUT"
+source tools/gpu_env.sh
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} LENGEN_HELMET_SRC=$PWD/.gpu/eval/helmet-src
+W=/tmp/lc; mkdir -p $W
+declare -A CKPT=([smollm3]=$W/smollm3_3b_swa_8K_vpad_scaled [mamba2]=$W/mamba2_1_3b)
+export NLTK_DATA=$W/nltk_data; P=$NLTK_DATA/tokenizers/punkt_tab/english; mkdir -p $P
+for f in collocations.tab sent_starters.txt abbrev_types.txt ortho_context.tab; do touch $P/$f; done
+haystack() {   # the Python documentation's text (the image's pydoc topics), for RULER's essay tasks
+  [ -f $W/haystack.txt ] || python3 -c "import pydoc_data.topics as t; open('$W/haystack.txt', 'w').write('\n\n'.join(t.topics.values()))"
+  echo $W/haystack.txt
+}
+measure() {   # KIND MODEL [options]: one python -m lengen.eval.long_context call, its log kept
+  local kind=$1 model=$2; shift 2
+  timeout ${STAGE_LIMIT:-560} python3 -m lengen.eval.long_context $kind ${CKPT[$model]} --label $(basename ${CKPT[$model]}) \
+    --out $OUT/long_context_h200.json "$@" > $OUT/${kind}_$model.log 2>&1
+  echo "$kind $model: rc=$?"; grep -A20 "^ *command" $OUT/${kind}_$model.log | head -20
+}
+for s in ${STAGES:-ckpt ruler}; do
+  for m in ${MODELS:-smollm3 mamba2}; do
+    case $s in
+      ckpt)     [ -f ${CKPT[$m]}/config.json ] || case $m in
+                  smollm3) python3 tools/random_checkpoint.py smollm3-3b ${CKPT[$m]} smollm3_3b_swa_8K_vpad_scaled ;;
+                  mamba2)  python3 tools/random_checkpoint.py mamba2-1.3b ${CKPT[$m]} mamba2_1_3b_cpt_vpad ;;
+                esac > $OUT/ckpt_$m.log 2>&1; echo "ckpt $m: $(tail -1 $OUT/ckpt_$m.log)" ;;
+      ruler)    measure ruler $m --lengths ${LENGTHS:-32768,65536,131072} --tasks ${TASKS:-niah_single_1,niah_single_2,niah_single_3} \
+                  --samples 2 --haystack-file $(haystack) ;;
+      helmet)   measure helmet $m --configs ${CONFIGS:-icl_256k,icl_512k} --samples 1 ;;
+      position) measure position $m --lengths ${LENGTHS:-131072,524288} --samples 1 ;;
+    esac
+  done
+done
