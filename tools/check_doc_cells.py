@@ -3,6 +3,8 @@
 nbdev 2.4 runs, while rendering the docs, every cell whose syntax tree holds an import (even one inside a
 function). A test or GPU cell that also imports therefore runs on the docs machine, with no GPU and no data.
 Imports belong in the notebook's import cells; this check names each offending cell.
+A cell option (`#| hide`, `#| export`, ...) after the first line of code is no option for nbdev or quarto: the cell
+shows (or does not export) as if it were not there; such cells are named too.
 It also checks that the hand-written sidebar (`custom_sidebar = True`) is tracked by git: CI builds the docs from a
 clean clone, where an ignored `nbs/sidebar.yml` is simply absent and every page drops out of the sidebar.
 """
@@ -24,6 +26,14 @@ def offending_cells(nb_path):
         if _has(tree, (ast.Import, ast.ImportFrom)) and _has(tree, (ast.Expr, ast.Assign)):
             yield i, src.splitlines()[0]
 
+def late_options(nb_path):
+    "Indices and lines of cell options (`#| ...`) that come after code in their cell, where nbdev and quarto ignore them."
+    for i, c in enumerate(json.loads(Path(nb_path).read_text())["cells"]):
+        if c["cell_type"] != "code": continue
+        lines = "".join(c["source"]).splitlines()
+        first_code = next((k for k, l in enumerate(lines) if l.strip() and not l.startswith("#|")), len(lines))
+        yield from ((i, l) for l in lines[first_code:] if re.match(r"#\|\s*\w", l))
+
 def untracked_sidebar():
     "Problems with `nbs/sidebar.yml` when settings.ini says the sidebar is hand-written."
     if not re.search(r"^custom_sidebar\s*=\s*True", Path("settings.ini").read_text(), re.M): return []
@@ -35,4 +45,6 @@ if __name__ == "__main__":
     for line in sidebar: print(line, file=sys.stderr)
     bad = [(nb, i, line) for nb in sorted(Path("nbs").rglob("*.ipynb")) for i, line in offending_cells(nb)]
     for nb, i, line in bad: print(f"{nb} cell {i}: imports mixed with code ({line!r}); move the imports to an import cell", file=sys.stderr)
-    sys.exit(1 if bad or sidebar else 0)
+    late = [(nb, i, line) for nb in sorted(Path("nbs").rglob("*.ipynb")) for i, line in late_options(nb)]
+    for nb, i, line in late: print(f"{nb} cell {i}: cell option {line!r} after code; options go first in the cell", file=sys.stderr)
+    sys.exit(1 if bad or sidebar or late else 0)
