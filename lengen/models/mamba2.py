@@ -18,7 +18,7 @@ from ..config import ConfigError
 
 # %% auto #0
 __all__ = ['SSM_SCALARS', 'MAMBA2_OPS', 'mamba2_config', 'init_mixer_scalars', 'mamba2_reference_init', 'no_decay_names',
-           'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path', 'device_dispatch',
+           'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path', 'device_dispatch', 'conv_layout_safe',
            'cpu_safe_mamba2_ops']
 
 # %% ../../nbs/models/00_mamba2.ipynb #6a2fcb66
@@ -119,8 +119,8 @@ def _closure(fn) -> dict:
     return {k: c.cell_contents for k, c in zip(code.co_freevars, fn.__closure__ or ())} if code else {}
 
 def _op_implementation(fn) -> str:
-    "Module of the function a transformers kernel wrapper dispatches to (for CUDA tensors, past `device_dispatch`)."
-    fn = getattr(fn, "kernel", fn)
+    "Module of the function a transformers kernel wrapper dispatches to (for CUDA tensors, past lengen's wrappers)."
+    while hasattr(fn, "kernel"): fn = fn.kernel   # `device_dispatch`, `conv_layout_safe`
     return getattr(_closure(fn).get("implementation", getattr(fn, "__wrapped__", fn)), "__module__", "?") or "?"
 
 def mamba2_kernel_path() -> dict:
@@ -139,6 +139,16 @@ def device_dispatch(kernel, # the compiled op (mamba_ssm, causal_conv1d)
     def op(*args, **kwargs):
         first = next((a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None)
         return (kernel if first is None or first.is_cuda else reference)(*args, **kwargs)
+    op.kernel = kernel
+    return op
+
+# %% ../../nbs/models/00_mamba2.ipynb #082290db
+def conv_layout_safe(kernel, # causal_conv1d's `causal_conv1d_fn` (input first, (batch, channels, length))
+                    ):
+    "`kernel` with a channel-last input whose strides it refuses (not multiples of 8) copied to the standard layout first."
+    def op(x, *args, **kwargs):
+        if x.stride(1) == 1 and (x.stride(0) % 8 or x.stride(2) % 8): x = x.contiguous()
+        return kernel(x, *args, **kwargs)
     op.kernel = kernel
     return op
 
@@ -161,7 +171,8 @@ def cpu_safe_mamba2_ops(module=None, # transformers' Mamba2 module (default: the
     for name in MAMBA2_OPS:
         op = getattr(m2, name, None); cells = _closure(op)
         if {"implementation", "torch_function"} <= cells.keys() and cells["implementation"] is not cells["torch_function"]:
-            setattr(m2, name, device_dispatch(op, _torch_path(cells["torch_function"]))); changed.append(name)
+            kernel = conv_layout_safe(op) if name == "causal_conv1d_fn" else op
+            setattr(m2, name, device_dispatch(kernel, _torch_path(cells["torch_function"]))); changed.append(name)
     return changed
 
 cpu_safe_mamba2_ops()
