@@ -1,10 +1,13 @@
 # Sourced by the tools/*_gpu.sh and check_*.sh scripts on the GPU machine (run from the repository root): installs the
-# project's carried wheels (.gpu/wheels) and the fused Mamba2 kernels (.gpu/kernels_slim.tar.gz) into /tmp/site where
+# project's carried wheels (.gpu/wheels, .gpu_eval/wheels) and the fused Mamba2 kernels (.gpu/kernels_slim.tar.gz) into /tmp/site where
 # they were carried, and sets the environment every GPU run uses (offline, unbuffered, no progress bars).
 if [ -d .gpu/wheels ] && [ ! -f /tmp/site/.lengen_installed ]; then   # once a machine: scripts run side by side share it
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/wheels/*.whl 2>&1 | { grep -v "already exists" || true; }   # pip's status decides
   [ -f .gpu/kernels_slim.tar.gz ] && tar -xzf .gpu/kernels_slim.tar.gz -C /tmp/site
-  [ -d .gpu/eval/wheels ] && python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/eval/wheels/*.whl 2>&1 | { grep -v "already exists" || true; }
   touch /tmp/site/.lengen_installed
+fi
+if [ -d .gpu_eval/wheels ] && [ ! -f /tmp/site/.lengen_eval_installed ]; then   # the evaluation bundle, where carried
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu_eval/wheels/*.whl 2>&1 | { grep -v "already exists" || true; }
+  touch /tmp/site/.lengen_eval_installed
 fi
 export PYTHONPATH=$PWD:/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TQDM_DISABLE=1

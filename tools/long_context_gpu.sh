@@ -3,7 +3,7 @@
 # python -m lengen.eval.long_context on random-weight checkpoints of the shipped shapes, saved as lengen saves them
 # (tools/random_checkpoint.py): SmolLM3-3B with 2K sliding windows and attention scaling (smollm3_3b_swa_8K_vpad_scaled)
 # and Mamba2-1.3B. Run from the repository root, carrying the base bundle and the evaluation one (tools/gpu_bundle.sh):
-#     run(carry=[".gpu/wheels", ".gpu/kernels_slim.tar.gz", ".gpu/eval"], command="STAGES='ckpt ruler' bash tools/long_context_gpu.sh")
+#     run(carry=[".gpu", ".gpu_eval"], command="STAGES='ckpt ruler' bash tools/long_context_gpu.sh")
 # Stages (a call of the device tool holds up to ~10 minutes; a machine keeps the checkpoints for the later calls):
 #   ckpt      build both checkpoints in /tmp/lc (once a machine, ~1 minute)
 #   ruler     lengen_eval_lm niah_single_1/2/3 at 32K, 64K, 128K, 2 prompts each, both models. No Hub and no nltk data
@@ -18,7 +18,7 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/lc_out}; mkdir -p "$OUT"
 source tools/gpu_env.sh
-export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} LENGEN_HELMET_SRC=$PWD/.gpu/eval/helmet-src
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} LENGEN_HELMET_SRC=$PWD/.gpu_eval/helmet-src
 W=/tmp/lc; mkdir -p $W
 declare -A CKPT=([smollm3]=$W/smollm3_3b_swa_8K_vpad_scaled [mamba2]=$W/mamba2_1_3b)
 export NLTK_DATA=$W/nltk_data; P=$NLTK_DATA/tokenizers/punkt_tab/english; mkdir -p $P
