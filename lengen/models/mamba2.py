@@ -142,7 +142,7 @@ def device_dispatch(kernel, # the compiled op (mamba_ssm, causal_conv1d)
     op.kernel = kernel
     return op
 
-# %% ../../nbs/models/00_mamba2.ipynb #082290db
+# %% ../../nbs/models/00_mamba2.ipynb #9380c9f7
 def conv_layout_safe(kernel, # causal_conv1d's `causal_conv1d_fn` (input first, (batch, channels, length))
                     ):
     "`kernel` with a channel-last input whose strides it refuses (not multiples of 8) copied to the standard layout first."
