@@ -5,6 +5,8 @@
 # %% ../../nbs/eval/00_common.ipynb #3e5dce1d
 from __future__ import annotations
 
+import contextlib, time
+
 import torch
 from transformers import AutoTokenizer
 
@@ -14,7 +16,7 @@ from ..data import packed_text
 from ..models.build import load_model
 
 # %% auto #0
-__all__ = ['EVAL_DTYPES', 'eval_device', 'load_for_eval', 'train_length', 'copy_train_range']
+__all__ = ['EVAL_DTYPES', 'eval_device', 'load_for_eval', 'train_length', 'copy_train_range', 'measured']
 
 # %% ../../nbs/eval/00_common.ipynb #6678254e
 EVAL_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32, "auto": "auto"}
@@ -44,3 +46,18 @@ def copy_train_range(run_cfg) -> tuple[int, int]|None:
     if run_cfg is None or run_cfg.data.get("synthetic") != "copy": return None
     ct = run_cfg.data.copy_task
     return int(ct.min_len), int(ct.max_len)
+
+# %% ../../nbs/eval/00_common.ipynb #c9fb374e
+@contextlib.contextmanager
+def measured(device=None, # where the work runs (None: the GPU when there is one)
+            ):
+    "Wall seconds and peak GPU memory (GiB; None off the GPU) of the block, into the dict it yields."
+    cuda = torch.cuda.is_available() if device is None else torch.device(device).type == "cuda"
+    out = {}
+    if cuda: torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    try: yield out
+    finally:
+        if cuda: torch.cuda.synchronize()
+        out["seconds"] = time.perf_counter() - t0
+        out["peak_gib"] = torch.cuda.max_memory_allocated() / 2**30 if cuda else None

@@ -15,7 +15,7 @@ from torch import nn
 from transformers import AutoTokenizer
 
 from ..config import ConfigError
-from .common import EVAL_DTYPES, load_for_eval, train_length
+from .common import EVAL_DTYPES, load_for_eval, measured, train_length
 from ..io import check_writable, output_dir_for, progress_bar, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint, run_config_of
 
@@ -322,15 +322,13 @@ def compare_main(argv:list[str]|None=None) -> int:
 
 # %% ../../nbs/eval/02_position.ipynb #30f4ded0
 def _timed(fn, dev, repeats:int) -> tuple[float, float]:
-    "Best wall time of `fn()` over `repeats` runs after one warm-up, and the peak GiB allocated."
+    "Best wall time of `fn()` over `repeats` runs after one warm-up, and the peak GiB allocated (nan off the GPU)."
     fn()
-    best = float("inf")
-    if dev.type == "cuda": torch.cuda.synchronize(dev); torch.cuda.reset_peak_memory_stats(dev)
+    runs = []
     for _ in range(repeats):
-        t0 = time.perf_counter(); fn()
-        if dev.type == "cuda": torch.cuda.synchronize(dev)
-        best = min(best, time.perf_counter() - t0)
-    return best, (torch.cuda.max_memory_allocated(dev) / 2**30 if dev.type == "cuda" else float("nan"))
+        with measured(dev) as m: fn()
+        runs.append(m)
+    return min(m["seconds"] for m in runs), max((m["peak_gib"] for m in runs if m["peak_gib"] is not None), default=float("nan"))
 
 @torch.no_grad()
 def time_position_eval(model, length:int=65536, # tokens of the one random document
