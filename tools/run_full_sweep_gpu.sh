@@ -32,7 +32,7 @@
 # Modes: start | wait | collect (pack now, no waiting) | stop | receive (corpus parts, above) | throughput (how many runs a wave holds: runs
 # `python -m lengen.experiments.sweep --throughput` in the foreground, ~6 minutes; $OUT/sweep_throughput_h200.json goes to results/gpu/).
 #
-# Settings (environment): SWEEPS (start; default copy_full_scale), MAX_PARALLEL (default 2), MPS (1; 0: no CUDA MPS),
+# Settings (environment): SWEEPS (start; default copy_full_scale), MAX_PARALLEL (default 4), MPS (1; 0: no CUDA MPS),
 # TIME_LIMIT (seconds the sweep may run, default 1440: with ~2 minutes of machine start and ~1 of setup it ends ~27
 # minutes into the machine), MIN_LEFT (seconds: no run starts with less left, default 1200: one wave per machine),
 # WAIT (seconds a call waits; default 480 for start, 540 for wait), SWEEP_ARGS (more lengen.experiments.sweep options: "--seeds 1",
@@ -101,10 +101,10 @@ case $MODE in
       done
       python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
       date +%s > "$W/started"
-      setsid nohup python3 -m lengen.experiments.sweep ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-2}" \
+      setsid nohup python3 -m lengen.experiments.sweep ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-4}" \
         --time-limit "${TIME_LIMIT:-1440}" --min-left "${MIN_LEFT:-1200}" --results-root "$W/results" --work-root "$W/runs" \
         ${SWEEP_ARGS:-} > "$W/sweep.log" 2>&1 < /dev/null &
-      echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, ${MAX_PARALLEL:-2} at a time"
+      echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, ${MAX_PARALLEL:-4} at a time"
     fi
     wait_for "${WAIT:-480}"; pack ;;
   wait) wait_for "${WAIT:-540}"; pack ;;
