@@ -4,7 +4,7 @@
 
 # %% ../../nbs/eval/05_long_context.ipynb #7228cf8d
 from __future__ import annotations
-import argparse, contextlib, json, random, sys, tempfile, time
+import argparse, contextlib, json, random, sys, tempfile
 from pathlib import Path
 from unittest import mock
 
@@ -87,6 +87,7 @@ def _work_dir(work) -> Path:
 
 def _floor(ckpt:str, tokens:int, device=None) -> float|None:
     "Seconds of the checkpoint's bare prefill at `tokens`, loaded in bf16 as the commands load it (None if it fails)."
+    torch.cuda.empty_cache()   # the measured command's model and caches are gone: start from an empty allocator
     try:
         model, _ = load_for_eval(ckpt, "bfloat16", device)
         return prefill_seconds(model, tokens)["seconds"]
@@ -125,7 +126,6 @@ def measure_position(ckpt:str, # local checkpoint directory or Hub id
         ok, extra = bool(np.isfinite(r["per_position_ce"]).all()), {}
         seconds, peak = r["seconds"] / r["num_documents"], r["peak_gib"]
     except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, seconds, peak = False, _failed(e), None, None
-    torch.cuda.empty_cache()
     return entry(f"lengen_eval_position CKPT --dataset-file DOCS --max-length {length}", label or Path(ckpt).name, length,
                  seconds, _floor(ckpt, length, device), peak, ok, samples=samples, **extra)
 
@@ -150,7 +150,6 @@ def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
             ok, extra = t.calls == samples, {}
         except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, m = False, _failed(e), {"peak_gib": None}
     tokens = max(t.prompt_tokens, default=length)
-    torch.cuda.empty_cache()
     return entry(f"lengen_eval_lm --tasks {task} --metadata '{{\"max_seq_lengths\":[{length}]}}' --limit {samples}",
                  label or Path(ckpt).name, tokens, t.per_call, _floor(ckpt, tokens, device), m["peak_gib"], ok,
                  samples=t.calls, **extra)
@@ -206,7 +205,6 @@ def measure_helmet(ckpt:str, # local checkpoint directory or Hub id
             ok, extra = all(res.outputs.values()), {}
         except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, m = False, _failed(e), {"peak_gib": None}
     tokens = max(t.prompt_tokens, default=0)
-    torch.cuda.empty_cache()
     return entry(f"lengen_eval_helmet --config {Path(config).stem} --max_test_samples {samples}"
                  + (" (synthetic ICL data)" if synthetic else ""), label or Path(ckpt).name, tokens, t.per_call,
                  _floor(ckpt, tokens) if tokens else None, m["peak_gib"], ok, samples=t.calls, **extra)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/eval/02_position.ipynb #c4878139
 from __future__ import annotations
-import argparse, json, re, time
+import argparse, json, re
 from pathlib import Path
 
 import numpy as np
@@ -214,13 +214,11 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     docs = [d for d in docs if len(d) >= 2]
     model, _ = load_for_eval(ckpt, dtype, device)
     check_position_max_length(max_length, max(map(len, docs)), position_limit(model))
-    if torch.cuda.is_available(): torch.cuda.reset_peak_memory_stats()
-    t0 = time.time()
-    ce, counts = per_position_ce(model, docs, batch_size, chunk, tok.pad_token_id or 0, progress)
+    with measured(model.device) as m: ce, counts = per_position_ce(model, docs, batch_size, chunk, tok.pad_token_id or 0, progress)
     result = {"checkpoint": ckpt, "dataset_file": str(dataset_file), "max_length": max_length,
               "train_length": train_len if train_len is not None else train_length(run_config_of(ckpt)),
-              "num_documents": len(docs), "dtype": dtype, "seconds": round(time.time() - t0, 3),
-              "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None,
+              "num_documents": len(docs), "dtype": dtype, "seconds": round(m["seconds"], 3),
+              "peak_gib": None if m["peak_gib"] is None else round(m["peak_gib"], 2),
               "per_position_ce": ce.tolist(), "doc_counts": counts.tolist()}
     write_json(result, out/f"{output_name}.json")
     write_figure(plot_position_ce({Path(ckpt).name: [result]}), out/f"{output_name}.html")
