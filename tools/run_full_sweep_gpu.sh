@@ -44,8 +44,10 @@
 # early) plus the machine's first Triton autotuning (~2 minutes, once). Measured with packed examples (shipped;
 # results/gpu/sweep_throughput_h200.json): one run alone 49 steps/s, four under MPS 94 in all, six 98 (eight do not
 # fit: ~19 GiB each). Four runs at once train their 80,000 steps in ~14 minutes, which leaves the evaluations (slower
-# when shared) ~8 minutes of a 24-minute wave: MAX_PARALLEL=4, 4 waves for the 15 copy runs. Five at once (~17 minutes
-# of training) may fit too: the wall_seconds of the first wave's JSONs tell. A position_85m run
+# when shared) ~8 minutes of a 24-minute wave: MAX_PARALLEL=4, 4 waves for the 15 copy runs. Measured (wave 1,
+# 2026-12-01): the first step took 94 s (autotuning), the four runs ended 1080-1180 s after they started (about 18 steps/s
+# each with the evaluations), the sweep 19.7 minutes into the wave and 21 minutes into the machine; five at once (~300 s
+# more) would not end inside TIME_LIMIT. A position_85m run
 # trains 800 steps at 0.28 s alone (~4 minutes; its step fills the GPU, so 4 at once take ~15) and evaluates to 65,536
 # positions in about a minute: 4 at once (one seed) fit a wave, and with state_noise and state_passing (6 settings x
 # 2 seeds) 3 waves (the memory of 4 such runs at once is not measured yet: watch the first).
