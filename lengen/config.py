@@ -75,6 +75,7 @@ class DataConfig:
     text_column: str = "text"  # column holding the documents
     padded_examples: bool = False  # one example per padded row instead of packing (copy task)
     pack_examples: bool = False  # with padded_examples: a batch's examples end to end in one row with sequence boundaries (Mamba2; same loss, no compute on padding)
+    pack_multiple: int = 512  # with pack_examples: pad each packed row to a multiple of this many tokens (smaller: less padding, more row lengths)
     answer_loss_only: bool = False  # loss only on tokens after answer_sep
     answer_sep: str = "|"  # separator that starts the answer
     val_sets: List[str] = field(default_factory=list)  # in-training generation eval: local dataset dirs with prompt/answer columns
@@ -167,6 +168,7 @@ class CompileConfig:
     backend: str = "inductor"  # torch.compile backend
     disable_dynamo: bool = False  # switch TorchDynamo off entirely (debugging)
     cuda_graphs: bool = False  # replay each Mamba2 block's training step from CUDA graphs (fixed shapes; CUDA only)
+    cuda_graphs_shared_pool: bool = False  # with cuda_graphs: capture all blocks together into one memory pool for every shape (less GPU memory a run)
 
 # %% ../nbs/core/00_config.ipynb #43a776c9
 @dataclass
@@ -325,7 +327,7 @@ ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "window_sdpa", "flex_attention", "flash
 WINDOW_KERNEL_CHOICES = ("auto", "cudnn", "fa2")
 
 COUNT_FIELDS = ("max_steps", "save_steps", "logging_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
-                "data.block_size", "data.val_batch_size", "data.val_max_samples", "data.copy_task.num_train",
+                "data.block_size", "data.val_batch_size", "data.val_max_samples", "data.copy_task.num_train", "data.pack_multiple",
                 "data.copy_task.eval_samples", "eval_extra.max_length", "eval_extra.batch_size", "arch.hidden_size",
                 "arch.expand", "arch.num_heads", "arch.head_dim", "arch.state_size", "arch.n_groups", "arch.conv_kernel",
                 "arch.chunk_size", "arch.num_hidden_layers")   # counts that must be >= 1

@@ -218,7 +218,8 @@ def bench_training(experiment:str|None, # a shipped experiment
             "padded_rows": padded, "tokens_per_row": seq, "first_step_s": gaps[0], "steady_step_s": steady,
             "overall_step_s": overall, "bare_step_s": bare, "train_tokens_per_s_steady": steady_tok,
             "train_tokens_per_s_overall": overall_tok, "bare_tokens_per_s": bare_tok, "ratio_steady": steady_tok / bare_tok,
-            "ratio_overall": overall_tok / bare_tok, "step_end_times": [round(t, 3) for t in clock.clock], "logged_loss": clock.losses}
+            "ratio_overall": overall_tok / bare_tok, "step_end_times": [round(t, 3) for t in clock.clock], "logged_loss": clock.losses,
+            "peak_reserved_gib": round(torch.cuda.max_memory_reserved(dev) / 2**30, 2) if dev.type == "cuda" else None}
 
 # %% ../../nbs/experiments/01_bench.ipynb #c67a2018
 def main(argv=None) -> int:

@@ -564,6 +564,11 @@ def _loss_at(report:dict, steps=(50, 500)) -> dict:
     logged = {s: loss for s, loss in report["logged_loss"]}
     return {str(s): logged[s] for s in steps if s in logged}
 
+def _failure(e:RuntimeError) -> str:
+    "A failed measurement in one line without machine paths: how many runs failed and the last line of the first one's log."
+    lines = str(e).splitlines()
+    return f"{lines[0].split(';')[0].removeprefix('throughput: ')}: {lines[-1].strip()}"
+
 def concurrent_throughput(experiment:str, n:int, steps:int, overrides=(), env:dict|None=None, work=".", mps:bool=False) -> dict:
     "Train `n` processes of `experiment` at once (seeds 0..n-1); their steps/s over the window all of them train in."
     work, t0, procs = Path(work), time.time(), []
@@ -580,7 +585,7 @@ def concurrent_throughput(experiment:str, n:int, steps:int, overrides=(), env:di
                                     "The last run to start had not made its first step when the first run finished.")
     return {"concurrent_runs": n, "mps": mps, "method": _method(n, mps), "aggregate_steps_per_s": round(w["aggregate_steps_per_s"], 3),
             "window_s": round(w["window_s"], 1), "wall_s": round(time.time() - t0, 1),
-            "runs": [{"seed": i, "steps_per_s": round(v, 3), "loss_at": _loss_at(r)}
+            "runs": [{"seed": i, "steps_per_s": round(v, 3), "loss_at": _loss_at(r), "peak_reserved_gib": r.get("peak_reserved_gib")}
                      for i, (r, v) in enumerate(zip(reports, w["per_run_steps_per_s"]))]}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #b84a9d2f
@@ -599,9 +604,15 @@ def sweep_throughput(experiment:str, # a shipped experiment
     with tempfile.TemporaryDirectory(prefix="lengen_throughput_") as tmp, (mps_daemon() if mps else nullcontext()) as base:
         work = Path(work_dir or tmp); work.mkdir(parents=True, exist_ok=True)
         for n in runs:
-            measured.append(concurrent_throughput(experiment, n, steps, overrides, child_env(n, base), work, mps))
-            log(f"{measured[-1]['method']}: {measured[-1]['aggregate_steps_per_s']} steps/s in all over {measured[-1]['window_s']} s")
-    best = max(measured, key=lambda m: m["aggregate_steps_per_s"])
+            try: m = concurrent_throughput(experiment, n, steps, overrides, child_env(n, base), work, mps)
+            except RuntimeError as e:   # e.g. N runs that do not fit in GPU memory: recorded, and the next N measured
+                m = {"concurrent_runs": n, "mps": mps, "method": _method(n, mps), "aggregate_steps_per_s": None, "failed": _failure(e)}
+            measured.append(m)
+            log(f"{m['method']}: " + (f"failed ({m['failed']})" if "failed" in m else
+                                      f"{m['aggregate_steps_per_s']} steps/s in all over {m['window_s']} s"))
+    ran = [m for m in measured if "failed" not in m]
+    if not ran: raise RuntimeError(f"throughput: no measurement ran; the last: {measured[-1]['failed']}")
+    best = max(ran, key=lambda m: m["aggregate_steps_per_s"])
     return {"experiment": experiment, "overrides": [relative_override(o) for o in overrides], "steps": steps, "device": device_name(),
             "single_steps_per_s": next((m["aggregate_steps_per_s"] for m in measured if m["concurrent_runs"] == 1), None),
             "aggregate_steps_per_s": best["aggregate_steps_per_s"], "concurrent_runs": best["concurrent_runs"],
@@ -613,8 +624,10 @@ def throughput_rows(rep:dict, # a `sweep_throughput` report, or the candidates f
     "One row per measurement: how the processes shared the GPU, how many, steps/s in all and per run, one run alone's, seed 0's losses."
     if "measurements" in rep:
         return [{"method": m["method"], "runs": m["concurrent_runs"], "all": m["aggregate_steps_per_s"],
-                 "per_run": [r["steps_per_s"] for r in m["runs"]], "alone": rep["single_steps_per_s"],
-                 "loss": next((r["loss_at"] for r in m["runs"] if r["seed"] == 0), {}), "note": ""} for m in rep["measurements"]]
+                 "per_run": [r["steps_per_s"] for r in m.get("runs", [])], "alone": rep["single_steps_per_s"],
+                 "loss": next((r["loss_at"] for r in m.get("runs", []) if r["seed"] == 0), {}), "note": m.get("failed", ""),
+                 "peak_gib": max((r["peak_reserved_gib"] for r in m.get("runs", []) if r.get("peak_reserved_gib")), default=None)}
+                for m in rep["measurements"]]
     alone = {k: v["steps_per_s"] for k, v in rep.get("single", {}).items()}
     return ([{"method": f"1 process alone, {k.replace('_', ' ')}", "runs": 1, "all": v, "per_run": [v], "alone": v, "loss": {},
               "note": ""} for k, v in alone.items()] +
@@ -627,13 +640,14 @@ def throughput_table(rep:dict, run_steps:int=20_000, # steps of one run of the s
                     ):
     "A DataFrame of `throughput_rows`: steps/s in all and per run, the gain over one run alone, minutes for the N runs."
     rows = throughput_rows(rep)
-    losses, notes = any(r["loss"] for r in rows), any(r["note"] for r in rows)
+    losses, notes, peaks = (any(r.get(k) for r in rows) for k in ("loss", "note", "peak_gib"))
     loss = lambda d: " / ".join(f"{d[k]:.3f}" if k in d else "–" for k in ("50", "500"))
     return pd.DataFrame([{"how": r["method"], "runs": r["runs"], "steps/s in all": r["all"],
-                          "steps/s per run": fmt_stats(seed_stats(r["per_run"]), 1),
-                          "× one alone": round(r["all"] / r["alone"], 2) if r["alone"] else None,
-                          f"minutes for the runs, {run_steps:,} steps each": round(r["runs"] * run_steps / r["all"] / 60, 1),
+                          "steps/s per run": fmt_stats(seed_stats(r["per_run"]), 1) if r["per_run"] else "–",
+                          "× one alone": round(r["all"] / r["alone"], 2) if r["alone"] and r["all"] else None,
+                          f"minutes for the runs, {run_steps:,} steps each": round(r["runs"] * run_steps / r["all"] / 60, 1) if r["all"] else None,
                           **({"seed 0's loss at steps 50 / 500": loss(r["loss"])} if losses else {}),
+                          **({"peak GiB a run": r.get("peak_gib")} if peaks else {}),
                           **({"note": r["note"]} if notes else {})} for r in rows])
 
 # %% ../../nbs/experiments/00_sweep.ipynb #dbbeaec2

@@ -10,7 +10,7 @@ from ..config import ConfigError
 from ..models.family import decoder_blocks
 
 # %% auto #0
-__all__ = ['GRAPH_INPUTS', 'BlockGraphs', 'graph_blocks']
+__all__ = ['GRAPH_INPUTS', 'BlockGraphs', 'GraphStack', 'graph_blocks']
 
 # %% ../../nbs/ops/01_cuda_graphs.ipynb #6caccc62
 GRAPH_INPUTS = ("attention_mask", "seq_idx")   # tensors a block takes besides the hidden states: the padding mask, packed examples' boundaries
@@ -21,10 +21,21 @@ class _BlockCall(nn.Module):
         super().__init__(); self.block, self.eager, self.names = block, forward, names
     def forward(self, hidden_states, *tensors): return self.eager(hidden_states, **dict(zip(self.names, tensors)))
 
+def _static_inputs(args:tuple) -> tuple:
+    "Fresh tensors shaped like `args` for a capture: a graph keeps them as the buffers its replays copy their inputs into."
+    return tuple(a.detach().clone().requires_grad_(a.requires_grad) for a in args)
+
+def _capture_autocast(amp:torch.dtype|None):
+    "The Trainer's autocast during a capture, without the weight cache (a graph recasts the weights at every replay)."
+    return torch.autocast("cuda", dtype=amp or torch.bfloat16, enabled=amp is not None, cache_enabled=False)
+
 class BlockGraphs:
     "A Mamba2 block's `forward` that replays CUDA graphs of the training step, one per input shape."
-    def __init__(self, block:nn.Module, max_shapes:int=2):
-        self.block, self.eager, self.max_shapes, self.graphs = block, block.forward, max_shapes, {}
+    def __init__(self, block:nn.Module, max_shapes:int=2,
+                 stack:"GraphStack|None"=None, # capture with the model's other blocks into one memory pool (None: alone)
+                ):
+        self.block, self.eager, self.max_shapes, self.graphs, self.stack = block, block.forward, max_shapes, {}, stack
+        if stack is not None: stack.members.append(self)
 
     def eligible(self, hidden_states, kwargs) -> bool:
         "Whether this call can replay a graph: training with gradients, on CUDA, no cache, not already capturing."
@@ -38,24 +49,46 @@ class BlockGraphs:
         amp = torch.get_autocast_dtype("cuda") if torch.is_autocast_enabled("cuda") else None
         key = (names, *((a.shape, a.dtype, a.requires_grad) for a in args), amp)
         if key not in self.graphs:
-            if len(self.graphs) >= self.max_shapes: return self.eager(hidden_states, **kwargs)
-            self.graphs[key] = self.capture(names, args, amp)
+            if len(self.graphs) >= self.max_shapes or not self.captures(): return self.eager(hidden_states, **kwargs)
+            if self.stack is None: self.graphs[key] = self.capture(names, args, amp)
+            else: self.stack.capture(key, names, args, amp)
         return self.graphs[key](*args)
+
+    def captures(self) -> bool:
+        "Whether an unseen shape is captured at this block: always alone; in a stack, only at its first block (for all)."
+        return self.stack is None or self.stack.members[0] is self
 
     def capture(self, names:tuple, args:tuple, amp:torch.dtype|None) -> nn.Module:
         "Warm up and capture the block's forward and backward for inputs shaped like `args` (hidden states, then `names`)."
-        samples = tuple(a.detach().clone().requires_grad_(a.requires_grad) for a in args)
-        with torch.autocast("cuda", dtype=amp or torch.bfloat16, enabled=amp is not None, cache_enabled=False):
-            return torch.cuda.make_graphed_callables(_BlockCall(self.block, self.eager, names), samples, num_warmup_iters=3)
+        with _capture_autocast(amp):
+            return torch.cuda.make_graphed_callables(_BlockCall(self.block, self.eager, names), _static_inputs(args), num_warmup_iters=3)
+
+
+# %% ../../nbs/ops/01_cuda_graphs.ipynb #b7e1d3f2
+class GraphStack:
+    "A model's `BlockGraphs` captured together, one input shape at a time, into one CUDA memory pool that every shape shares."
+    def __init__(self): self.members, self.pool = [], None
+
+    def capture(self, key:tuple, names:tuple, args:tuple, amp:torch.dtype|None):
+        "Capture every member's forward and backward for inputs shaped like `args`, in block order (the order they run)."
+        if self.pool is None: self.pool = torch.cuda.graph_pool_handle()
+        calls = tuple(_BlockCall(m.block, m.eager, names) for m in self.members)
+        with _capture_autocast(amp):
+            graphed = torch.cuda.make_graphed_callables(calls, tuple(_static_inputs(args) for _ in calls), num_warmup_iters=3, pool=self.pool)
+        for m, g in zip(self.members, graphed): m.graphs[key] = g
+
 
 # %% ../../nbs/ops/01_cuda_graphs.ipynb #d9dde8ed
 def graph_blocks(model:nn.Module, # a Mamba2 model
                  max_shapes:int=2, # graphs kept per block (more shapes run eagerly)
+                 shared_pool:bool=False, # capture all blocks together into one memory pool for every shape (`GraphStack`)
                 ) -> nn.Module:
     "Replay each Mamba2 block's training step from CUDA graphs (`compile.cuda_graphs`); a no-op on CPU tensors."
     if model.config.model_type != "mamba2":
         raise ConfigError("compile.cuda_graphs", True, f"false for {model.config.model_type!r} models (CUDA graphs are "
                           "implemented for Mamba2 blocks, whose inputs are the hidden states and the padding mask or packed-example boundaries)")
+    stack = GraphStack() if shared_pool else None
     for block in decoder_blocks(model):
-        if not isinstance(block.forward, BlockGraphs): block.forward = BlockGraphs(block, max_shapes)
+        if not isinstance(block.forward, BlockGraphs): block.forward = BlockGraphs(block, max_shapes, stack)
     return model
+

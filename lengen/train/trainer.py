@@ -261,7 +261,8 @@ def prepare_model(model, cfg):
         torch._dynamo.config.skip_nnmodule_hook_guards = False   # a model whose hooks differ gets its own graph (below)
         for block in decoder_blocks(model): block.compile(backend=cfg.compile.backend)
     if cfg.compile.cuda_graphs:   # (torch_compile and gradient checkpointing beside it are refused by validate_config)
-        graph_blocks(model, max_shapes=8 if cfg.data.pack_examples else 2)   # packed streams come in a few lengths
+        graph_blocks(model, max_shapes=8 if cfg.data.pack_examples else 2,   # packed streams come in a few lengths
+                     shared_pool=cfg.compile.cuda_graphs_shared_pool)
     return handle
 
 # %% ../../nbs/train/00_trainer.ipynb #5637ea5e
@@ -278,7 +279,7 @@ class FirstStepTimer(TrainerCallback):
 def _collator(cfg, tokenizer):
     "Examples packed into one row (`data.pack_examples`), copy-task rows padded to the task's longest example (one shape all run), other padded examples per batch, packed text rows as they are."
     if not cfg.data.padded_examples: return packed_rows_collator
-    if cfg.data.pack_examples: return packing_collator(tokenizer.pad_token_id)
+    if cfg.data.pack_examples: return packing_collator(tokenizer.pad_token_id, cfg.data.pack_multiple)
     return padding_collator(tokenizer, copy_row_length(cfg.data.copy_task) if cfg.data.synthetic == "copy" else None)
 
 # %% ../../nbs/train/00_trainer.ipynb #651b7461
