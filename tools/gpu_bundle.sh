@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds .gpu/ (git-ignored, ~34 MiB), what every tools/*_gpu.sh call carries to the GPU machine (run(carry=[".gpu"])):
-#   .gpu/wheels/              the pure-Python packages its image lacks (datasets, hydra-core, omegaconf, plotly, ...;
+#   .gpu/wheels/              the pure-Python packages its image lacks (datasets, hydra-core, omegaconf, plotly, liger-kernel, ...;
 #                             fastcore for tools/run_cells.py's test cells), from ../shared/gpu/fetch-wheels.sh
 #   .gpu/kernels_slim.tar.gz  mamba_ssm and causal_conv1d for its torch (tools/slim_kernels.sh)
 # and .gpu_eval/ (git-ignored, ~19 MiB), for the evaluation commands only (tools/long_context_gpu.sh carries both):
@@ -12,7 +12,7 @@ set -euo pipefail
 GPU=${1:-../shared/gpu}
 bash "$GPU/fetch-wheels.sh" .gpu/wheels > /dev/null
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform any \
-  fastcore==1.12.4 -d .gpu/wheels
+  fastcore==1.12.4 liger-kernel==0.8.5 -d .gpu/wheels   # liger: the position_85m runs' fused loss
 bash tools/slim_kernels.sh "$GPU/wheels"
 mkdir -p .gpu_eval/wheels
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \

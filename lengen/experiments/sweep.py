@@ -533,7 +533,8 @@ SWEEPS = {
                           seeds=[0, 1],
         scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "data.path={data}/rows",
                "eval_extra.dataset_file={data}/heldout.jsonl", "eval_extra.max_length=65536",
-               "max_steps=800", "schedule.warmup_steps=40"], data="data/debian_mix"),
+               "max_steps=800", "schedule.warmup_steps=40",
+               "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),   # the loss without logits (see above)
 }
 
 # %% ../../nbs/experiments/00_sweep.ipynb #1e901ed1
