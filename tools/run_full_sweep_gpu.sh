@@ -51,7 +51,7 @@
 # trains 800 steps at 0.28 s alone (~4 minutes; its step fills the GPU, so 4 at once take ~15) and evaluates to 65,536
 # positions in about a minute: 4 at once (one seed) fit a wave, and with state_noise and state_passing (6 settings x
 # 2 seeds) 3 waves. Its loss goes through Liger's fused linear cross-entropy (the sweep sets kernels.liger=true; the
-# wheel is in .gpu/wheels): the stock loss would hold ~60 GB of logits and their gradient a run at the 50,277-token
+# wheel is in .gpu/wheels): the stock loss would hold an estimated 40-60 GB of logits and their gradient a run at the 50,277-token
 # vocabulary, and four such runs would not fit. The memory of 4 runs at once is not measured yet: every progress
 # report prints the GPU's memory in use. The first wave: the settings the
 # positive control is read against, --only baseline,vpad,weight_decay,state_noise with --seeds 0.
