@@ -17,7 +17,10 @@
 #   run(command="bash tools/run_full_sweep_gpu.sh wait")                                                        # ~9.5 min
 #   run(command="bash tools/run_full_sweep_gpu.sh wait")                                   # until the sweep has ended
 # After each call, on this machine: tar xzf <files_at>/full_sweep_results.tgz (it holds results/<sweep>/*.json: run it
-# at the repository root) and commit the JSONs. A call that never comes back (machine gone) loses only the runs still
+# at the repository root) and commit the JSONs. The call that sees the sweep end also returns triton_cache.tgz, the
+# kernels Triton compiled and autotuned on that machine: keep it as .gpu_cache/triton_cache.tgz (git-ignored) and add
+# ".gpu_cache" to the next first call's carry; tools/gpu_env.sh unpacks it, and the runs' first step skips the ~95 s
+# of compilation and autotuning (same image, same kernels). A call that never comes back (machine gone) loses only the runs still
 # going; every JSON packed by an earlier call is complete. Stop early: `bash tools/run_full_sweep_gpu.sh stop`.
 # position_85m reads the corpus tools/build_text_corpus.py --preset debian_mix packs: ~57 MiB of xz parts (the
 # training rows already tokenized and packed), more than one call may carry beside .gpu (~34 MiB; 64 MiB in all). So
@@ -114,7 +117,10 @@ case $MODE in
       echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, ${MAX_PARALLEL:-4} at a time"
     fi
     wait_for "${WAIT:-480}"; pack ;;
-  wait) wait_for "${WAIT:-540}"; pack ;;
+  wait) wait_for "${WAIT:-540}"; pack
+    if ! running && [ -d "$HOME/.triton/cache" ]; then   # the machine's compiled, autotuned kernels, for the next machine
+      tar czf "$OUT/triton_cache.tgz" -C "$HOME/.triton" cache && du -h "$OUT/triton_cache.tgz"
+    fi ;;
   collect) progress; pack ;;
   receive)   # corpus parts carried in this call wait in /tmp/parts; once every part the manifest lists is there, unpack
     mkdir -p /tmp/parts; [ -d data/debian_mix/parts ] && cp -r data/debian_mix/parts/. /tmp/parts/
