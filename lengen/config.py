@@ -381,7 +381,11 @@ def _check_kernels(k):
 
 # %% ../nbs/core/00_config.ipynb #3a659669
 def _check_cuda_graphs(cfg):
-    if not cfg.compile.cuda_graphs: return
+    if not cfg.compile.cuda_graphs:
+        if cfg.compile.cuda_graphs_shared_pool:
+            raise ConfigError("compile.cuda_graphs_shared_pool", True, "false, or true together with compile.cuda_graphs=true",
+                              hint="The shared pool is where the blocks' CUDA graphs keep their memory; without graphs it has nothing to hold.")
+        return
     for other in ("compile.torch_compile", "gradient_checkpointing"):
         if OmegaConf.select(cfg, other):
             raise ConfigError(other, True, "false with compile.cuda_graphs=true (a captured block is replayed as "
