@@ -607,7 +607,7 @@ def sweep_throughput(experiment:str, # a shipped experiment
         for n in runs:
             try: m = concurrent_throughput(experiment, n, steps, overrides, child_env(n, base), work, mps)
             except RuntimeError as e:   # e.g. N runs that do not fit in GPU memory: recorded, and the next N measured
-                m = {"concurrent_runs": n, "mps": mps, "method": _method(n, mps), "aggregate_steps_per_s": None, "failed": _failure(e)}
+                m = {"concurrent_runs": n, "mps": mps, "method": _method(n, mps), "aggregate_steps_per_s": None, "runs": [], "failed": _failure(e)}
             measured.append(m)
             log(f"{m['method']}: " + (f"failed ({m['failed']})" if "failed" in m else
                                       f"{m['aggregate_steps_per_s']} steps/s in all over {m['window_s']} s"))
@@ -625,9 +625,9 @@ def throughput_rows(rep:dict, # a `sweep_throughput` report, or the candidates f
     "One row per measurement: how the processes shared the GPU, how many, steps/s in all and per run, one run alone's, seed 0's losses."
     if "measurements" in rep:
         return [{"method": m["method"], "runs": m["concurrent_runs"], "all": m["aggregate_steps_per_s"],
-                 "per_run": [r["steps_per_s"] for r in m.get("runs", [])], "alone": rep["single_steps_per_s"],
-                 "loss": next((r["loss_at"] for r in m.get("runs", []) if r["seed"] == 0), {}), "note": m.get("failed", ""),
-                 "peak_gib": max((r["peak_reserved_gib"] for r in m.get("runs", []) if r.get("peak_reserved_gib")), default=None)}
+                 "per_run": [r["steps_per_s"] for r in m["runs"]], "alone": rep["single_steps_per_s"],
+                 "loss": next((r["loss_at"] for r in m["runs"] if r["seed"] == 0), {}), "note": m.get("failed", ""),
+                 "peak_gib": max((r["peak_reserved_gib"] for r in m["runs"] if r.get("peak_reserved_gib")), default=None)}
                 for m in rep["measurements"]]
     alone = {k: v["steps_per_s"] for k, v in rep.get("single", {}).items()}
     return ([{"method": f"1 process alone, {k.replace('_', ' ')}", "runs": 1, "all": v, "per_run": [v], "alone": v, "loss": {},
