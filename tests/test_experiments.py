@@ -39,7 +39,8 @@ def test_parameters_cells_are_tagged():
 
 
 def test_fig1_copy_task(tmp_path):
-    from lengen.experiments.sweep import fake_copy_result, write_result
+    from lengen.experiments.results import fake_copy_result
+    from lengen.experiments.sweep import write_result
     for seed, acc in [(0, {10: 1.0, 20: 0.9, 40: 0.2}), (1, {10: 0.9, 20: 0.7, 40: 0.0})]:
         write_result(fake_copy_result("fig1_copy_task", "baseline", seed, acc, (1, 20)), tmp_path / "res")
         write_result(fake_copy_result("fig1_copy_task", "vpad", seed, {k: min(1.0, v + 0.1) for k, v in acc.items()}, (1, 20)),
@@ -72,7 +73,8 @@ def test_fig1_without_results(tmp_path):
 
 
 def test_fig1_paper_scale(tmp_path):
-    from lengen.experiments.sweep import fake_copy_result, write_result
+    from lengen.experiments.results import fake_copy_result
+    from lengen.experiments.sweep import write_result
     for seed in (0, 1):
         for name, past in (("baseline", 0.1), ("vpad", 0.5)):
             write_result(fake_copy_result("copy_full_scale", name, seed, {10: 1.0, 50: 1.0 - seed / 10, 100: past + seed / 10, 1000: 0.0},
@@ -95,7 +97,8 @@ def test_fig1_paper_scale(tmp_path):
 
 
 def test_fig2_position_loss(tmp_path):
-    from lengen.experiments.sweep import fake_position_result, write_result
+    from lengen.experiments.results import fake_position_result
+    from lengen.experiments.sweep import write_result
     for seed in (0, 1):
         write_result(fake_position_result("fig2_position_loss", "baseline", seed, [3.0 + seed] * 8 + [6.0] * 56, 8), tmp_path / "r")
         write_result(fake_position_result("fig2_position_loss", "vpad", seed, [3.0 + seed] * 64, 8), tmp_path / "r")
@@ -115,7 +118,8 @@ def test_fig2_position_loss(tmp_path):
 
 
 def test_fig2_paper_scale(tmp_path):
-    from lengen.experiments.sweep import fake_position_result, write_result
+    from lengen.experiments.results import fake_position_result
+    from lengen.experiments.sweep import write_result
     for seed in (0, 1):
         write_result(fake_position_result("position_85m", "baseline", seed, [3.0 + seed] * 8 + [6.0] * 56, 8), tmp_path / "r")
         write_result(fake_position_result("position_85m", "vpad", seed, [3.0 + seed] * 64, 8), tmp_path / "r")
