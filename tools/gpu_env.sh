@@ -10,6 +10,7 @@ once() {   # MARKER COMMAND...: COMMAND once a machine (the marker in /tmp/site:
   local mark=/tmp/site/.lengen_$1; shift
   if [ ! -f "$mark" ]; then "$@"; mkdir -p /tmp/site && touch "$mark"; fi
 }
+once first_call true   # its marker's time: when this machine's first call began (run_full_sweep_gpu.sh times its waves from it)
 if [ -d .gpu/wheels ]; then once installed install_gpu; fi
 if [ -d .gpu_eval/wheels ]; then once eval_installed install_wheels .gpu_eval/wheels; fi
 if [ -f .gpu_cache/triton_cache.tgz ]; then once triton_cache unpack_triton_cache; fi

@@ -30,14 +30,16 @@
 #   run(carry=[".gpu", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz", f"{P}/rows2048-002.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
 #   run(carry=[f"{P}/rows2048-000.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
 #   run(carry=[f"{P}/rows2048-001.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # unpacks (~20 s)
-#   run(command="SWEEPS=position_85m MAX_PARALLEL=4 SWEEP_ARGS='--seeds 0' bash tools/run_full_sweep_gpu.sh start")
+#   run(command="SWEEPS=position_85m MAX_PARALLEL=1 MIN_LEFT=auto SWEEP_ARGS='--seeds 0 --only baseline,state_noise,vpad,weight_decay' bash tools/run_full_sweep_gpu.sh start")
 #
 # Modes: start | wait | collect (pack now, no waiting) | stop | receive (corpus parts, above) | throughput (how many runs a wave holds: runs
 # `python -m lengen.experiments.sweep --throughput` in the foreground, ~6 minutes; $OUT/sweep_throughput_h200.json goes to results/gpu/).
 #
 # Settings (environment): SWEEPS (start; default copy_full_scale), MAX_PARALLEL (default 4), MPS (1; 0: no CUDA MPS),
-# TIME_LIMIT (seconds the sweep may run, default 1440: with ~2 minutes of machine start and ~1 of setup it ends ~27
-# minutes into the machine), MIN_LEFT (seconds: no run starts with less left, default 1200: one wave per machine),
+# TIME_LIMIT (seconds the sweep may run; default: until MACHINE_SECONDS after this machine's first call began, 1500,
+# ~26 minutes into a machine whose start takes about one, whichever call that was: a wave after three `receive` calls
+# gets that much less), MIN_LEFT (seconds: no run starts with less left, default 1200: one wave per machine; auto: no
+# run starts with less left than the run finished last took),
 # WAIT (seconds a call waits; default 480 for start, 540 for wait), SWEEP_ARGS (more lengen.experiments.sweep options: "--seeds 1",
 # "--only baseline,vpad"), THROUGHPUT_EXPERIMENT (copy_jelassi_mamba2_45m_vpad), THROUGHPUT_RUNS (1,4,6: eight runs of ~19 GiB each do not fit),
 # THROUGHPUT_STEPS (500).
@@ -51,19 +53,25 @@
 # 2026-12-01): the first step took 94 s (autotuning), the four runs ended 1080-1180 s after they started (about 18 steps/s
 # each with the evaluations), the sweep 19.7 minutes into the wave and 21 minutes into the machine; five at once (~300 s
 # more) would not end inside TIME_LIMIT. A position_85m run
-# trains 800 steps at 0.28 s alone (~4 minutes; its step fills the GPU, so 4 at once take ~15) and evaluates to 65,536
-# positions in about a minute: 4 at once (one seed) fit a wave, and with state_noise and state_passing (6 settings x
-# 2 seeds) 3 waves. Its loss goes through Liger's fused linear cross-entropy (the sweep sets kernels.liger=true; the
-# wheel is in .gpu/wheels): the stock loss would hold an estimated 40-60 GB of logits and their gradient a run at the 50,277-token
-# vocabulary, and four such runs would not fit. The memory of 4 runs at once is not measured yet: every progress
-# report prints the GPU's memory in use. The first wave: the settings the
-# positive control is read against, --only baseline,vpad,weight_decay,state_noise with --seeds 0.
+# trained 800 steps at 0.28 s a step alone with a 4096-token vocabulary (results/gpu/train_loop_85m_alone_h200.json);
+# with the corpus's 50,277 tokens its LM head adds ~30 TFLOP a step (6 x 38.6M weights x 131,072 tokens), so about
+# 0.33-0.45 s a step, 5-6 minutes of training, plus the first step's compilation (~2 minutes, the first run of a
+# machine only), loading and the evaluation to 65,536 positions (32 held-out documents): ~6-8 minutes a run. Its step
+# already fills the GPU (the bare step is 0.14 s for 65,536 tokens), so runs side by side gain little and all end
+# together: four at once would take ~20-25 minutes and lose all four at the time limit if the estimate is short. So a
+# position wave runs one at a time with MIN_LEFT=auto: each run's JSON is packed as it ends, and the next starts only if
+# the time left is at least what the last one took (3 runs a wave by this estimate). Its loss goes through Liger's
+# fused linear cross-entropy (the sweep sets kernels.liger=true; the wheel is in .gpu/wheels): the stock loss would
+# hold an estimated 40-60 GB of logits and their gradient at the 50,277-token vocabulary. Every progress report prints
+# the GPU's memory in use. The first wave: baseline and the positive control first (issue 23 reads one against the
+# other), then vpad and weight_decay: --only baseline,state_noise,vpad,weight_decay with --seeds 0.
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
 export W=${SWEEP_WORK:-/tmp/full_sweep}; mkdir -p "$W/results"   # outside the repository: each call re-syncs the tree
 source tools/gpu_env.sh   # carried wheels and kernels (installed once a machine), offline environment
 MPSFLAG=$([ "${MPS:-1}" = 1 ] && echo --mps)
+FIRST_CALL=$(stat -c %Y /tmp/site/.lengen_first_call)   # when this machine's first call began (tools/gpu_env.sh)
 
 running() { [ -f "$W/sweep.pid" ] && kill -0 "$(cat "$W/sweep.pid")" 2>/dev/null; }
 
@@ -78,8 +86,9 @@ for log in sorted(W.glob("runs/*/*/sweep.log")):
     losses = re.findall(r"'loss': '?([-0-9.eE+]+)", text)
     evals = sum("'copy/exact_match_accuracy@" in line for line in text.splitlines())
     state = "done" if (W/"results"/sweep/f"{run}.json").is_file() else "not done"
-    print(f"{sweep}/{run}: {state}; ~step {50 * (len(losses) + evals)} (a loss logged every 50 steps, none at an evaluation), "
-          f"{evals} evaluations, last loss {losses[-1] if losses else '-'}")
+    began = (log.parent/"lengen_command.json").stat().st_mtime if (log.parent/"lengen_command.json").is_file() else t0
+    print(f"{sweep}/{run}: {state}; {(time.time() - began) / 60:.1f} min since it began; ~step {50 * (len(losses) + evals)} "
+          f"(a loss logged every 50 steps, none at an evaluation), {evals} evaluations, last loss {losses[-1] if losses else '-'}")
 PY
   nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu --format=csv,noheader 2>/dev/null | sed 's/^/GPU memory used, total; utilization: /'
   tail -n 4 "$W/sweep.log" 2>/dev/null
@@ -111,8 +120,11 @@ case $MODE in
       done
       python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
       date +%s > "$W/started"
+      LIMIT=${TIME_LIMIT:-$(( FIRST_CALL + ${MACHINE_SECONDS:-1500} - $(date +%s) ))}
+      [ "$LIMIT" -ge 60 ] || { echo "TIME_LIMIT: $LIMIT s left of MACHINE_SECONDS on this machine, too few for a run"; exit 2; }
+      echo "the sweep may run $LIMIT s (it began $(( $(date +%s) - FIRST_CALL )) s after this machine's first call)"
       setsid nohup python3 -m lengen.experiments.sweep ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-4}" \
-        --time-limit "${TIME_LIMIT:-1440}" --min-left "${MIN_LEFT:-1200}" --results-root "$W/results" --work-root "$W/runs" \
+        --time-limit "$LIMIT" --min-left "${MIN_LEFT:-1200}" --results-root "$W/results" --work-root "$W/runs" \
         ${SWEEP_ARGS:-} > "$W/sweep.log" 2>&1 < /dev/null &
       echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, ${MAX_PARALLEL:-4} at a time"
     fi

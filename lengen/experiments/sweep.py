@@ -158,7 +158,8 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "train_tokens": summ["train_tokens"], "train_loss": summ["train_loss"], "parameters": count_parameters(out),
             "arch": {k: cfg.arch[k] for k in ("hidden_size", "num_hidden_layers", "num_heads", "head_dim", "state_size")},
             "regularizer": {"dropout_rate": cfg.dropout.rate, "dropout_mode": cfg.dropout.mode,
-                            "residual_dropout_rate": cfg.residual_dropout.rate, "weight_decay": cfg.optim.weight_decay},
+                            "residual_dropout_rate": cfg.residual_dropout.rate, "weight_decay": cfg.optim.weight_decay,
+                            "initial_state_mode": cfg.initial_state.mode},
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "mps": mps, "bf16": cfg.bf16, "device": device_name(), **_eval_record(cfg, out)}
 
@@ -226,20 +227,24 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
               work_root="outputs/sweep", # run folders (checkpoints): never committed
               max_parallel:int=1, # runs at once, each its own process
               time_limit:float|None=None, # seconds for the whole sweep
-              min_left:float=0, # with a time limit: start no run with fewer seconds left than this
+              min_left:float|str=0, # with a time limit: start no run with fewer seconds left; "auto": the last finished run's wall time
               mps:bool=False, # share the GPU through CUDA MPS
               log=print) -> list[dict]:
     "Train and evaluate every pending run, `max_parallel` at a time; returns one status per run (done runs: skipped)."
     if max_parallel < 1: raise ConfigError("max_parallel", max_parallel, "a positive number of processes")
+    if not (min_left == "auto" or isinstance(min_left, (int, float))):
+        raise ConfigError("--min-left", min_left, "a number of seconds or auto (the wall time of the run finished last)")
     todo = pending(specs, results_root)
     statuses = [{"run": f"{s.sweep}/{s.run_id}", "status": "skipped (results exist)"} for s in specs if s not in todo]
     n = min(max_parallel, max(1, len(todo)))
-    end = None if time_limit is None else time.time() + time_limit
+    end, walls = (None if time_limit is None else time.time() + time_limit), []   # walls: seconds of the runs done so far
     def go(spec, env):
-        left = None if end is None else end - time.time()
-        if left is not None and left < max(1.0, min_left):
+        left, need = None if end is None else end - time.time(), (walls or [0])[-1] if min_left == "auto" else min_left
+        if left is not None and left < max(1.0, need):
             return {"run": f"{spec.sweep}/{spec.run_id}", "seconds": 0.0, "status": "not started (time limit)"}
-        return run_one(spec, results_root, work_root, env, left, concurrent_runs=min(max_parallel, len(todo)), mps=mps)
+        st = run_one(spec, results_root, work_root, env, left, concurrent_runs=min(max_parallel, len(todo)), mps=mps)
+        if st["status"] == "done": walls.append(st["seconds"])
+        return st
     with (mps_daemon() if mps and todo else nullcontext()) as base, ThreadPoolExecutor(max_parallel) as ex:
         env = child_env(n, base)
         log(f"{len(todo)} runs to do, {len(statuses)} done already; {n} at a time" + (" under CUDA MPS" if base else ""))
@@ -397,7 +402,7 @@ def throughput_table(rep:dict, run_steps:int=20_000, # steps of one run of the s
 # %% ../../nbs/experiments/00_sweep.ipynb #dbbeaec2
 def sweep_specs(names:list[str], seeds=None, full_scale:bool=False, data_root=None,
                 extra:list[str]=(), # overrides added after every run's own (e.g. a shorter max_steps for a trial)
-                only:list[str]|None=None, # keep only these settings
+                only:list[str]|None=None, # keep only these settings, in this order within each seed
                ) -> list[RunSpec]:
     "The runs of the named sweeps of `SWEEPS`."
     for n in names:
@@ -405,14 +410,20 @@ def sweep_specs(names:list[str], seeds=None, full_scale:bool=False, data_root=No
     known = {k for n in names for k in SWEEPS[n].settings}
     for k in only or []:
         if k not in known: raise ConfigError("--only", k, " | ".join(sorted(known)))
-    return [RunSpec(s.sweep, s.name, s.experiment, (*s.overrides, *extra), s.seed)
-            for n in names for s in SWEEPS[n].specs(seeds, [] if full_scale else None, data_root) if not only or s.name in only]
+    specs = [RunSpec(s.sweep, s.name, s.experiment, (*s.overrides, *extra), s.seed)
+             for n in names for s in SWEEPS[n].specs(seeds, [] if full_scale else None, data_root) if not only or s.name in only]
+    return sorted(specs, key=lambda s: (s.seed, only.index(s.name))) if only else specs
 
 # %% ../../nbs/experiments/00_sweep.ipynb #76b8635b
 def _ints(key:str, text:str) -> list[int]:
     "A comma-separated list of integers from the command line (`ConfigError` otherwise)."
     try: return [int(x) for x in text.split(",")]
     except ValueError: raise ConfigError(key, text, "comma-separated integers, e.g. 0,1,2") from None
+
+def _seconds_or_auto(text:str) -> float|str:
+    "`--min-left`: a number of seconds, or auto."
+    try: return text if text == "auto" else float(text)
+    except ValueError: raise argparse.ArgumentTypeError(f"{text!r}: a number of seconds or auto") from None
 
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `python -m lengen.experiments.sweep`."
@@ -423,7 +434,8 @@ def main(argv:list[str]|None=None) -> int:
     p.add_argument("--seeds", default=None, help="comma-separated seeds (default: each sweep's)")
     p.add_argument("--max-parallel", type=int, default=1, help="runs at once, each its own process")
     p.add_argument("--time-limit", type=float, default=None, help="seconds for the whole sweep; runs still going are stopped")
-    p.add_argument("--min-left", type=float, default=0, help="with --time-limit: start no run with fewer seconds left")
+    p.add_argument("--min-left", type=_seconds_or_auto, default=0, help="with --time-limit: start no run with fewer seconds "
+                   "left; auto: the wall time of the run this sweep finished last")
     p.add_argument("--results-root", default=str(repo_root()/"results"))
     p.add_argument("--work-root", default="outputs/sweep", help="run folders with checkpoints (never committed)")
     p.add_argument("--data-root", default=None, help="the text corpus of tools/build_text_corpus.py (default: each sweep's own, "
