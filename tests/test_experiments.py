@@ -1,10 +1,17 @@
 """The paper-figure notebooks (nbs/paper/fig*.ipynb) run through papermill with train=False: they redraw their
-figure and tables from a results folder. Each test writes a few synthetic results with lengen.experiments.sweep's own writer into a
-temporary folder and passes it in, so nothing depends on the committed GPU results."""
+figure and tables from a results folder. Each test writes a few synthetic records (lengen.experiments.results) with
+lengen.experiments.sweep's own writer into a temporary folder and passes it in, so nothing depends on the committed GPU
+results."""
 import json
 from pathlib import Path
 
+import papermill as pm
 import pytest
+
+from lengen.experiments.bench import run_bench
+from lengen.experiments.results import fake_copy_result, fake_position_result
+from lengen.experiments.sweep import write_result
+from lengen.io import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 EXP = ROOT / "nbs" / "paper"
@@ -12,7 +19,6 @@ PLOTLY = "application/vnd.plotly.v1+json"
 
 
 def run_nb(name, tmp_path, **parameters):
-    import papermill as pm
     return pm.execute_notebook(str(EXP / f"{name}.ipynb"), str(tmp_path / f"{name}.out.ipynb"), parameters=parameters,
                                kernel_name="python3", cwd=str(tmp_path), progress_bar=False)
 
@@ -39,8 +45,6 @@ def test_parameters_cells_are_tagged():
 
 
 def test_fig1_copy_task(tmp_path):
-    from lengen.experiments.results import fake_copy_result
-    from lengen.experiments.sweep import write_result
     for seed, acc in [(0, {10: 1.0, 20: 0.9, 40: 0.2}), (1, {10: 0.9, 20: 0.7, 40: 0.0})]:
         write_result(fake_copy_result("fig1_copy_task", "baseline", seed, acc, (1, 20)), tmp_path / "res")
         write_result(fake_copy_result("fig1_copy_task", "vpad", seed, {k: min(1.0, v + 0.1) for k, v in acc.items()}, (1, 20)),
@@ -73,8 +77,6 @@ def test_fig1_without_results(tmp_path):
 
 
 def test_fig1_paper_scale(tmp_path):
-    from lengen.experiments.results import fake_copy_result
-    from lengen.experiments.sweep import write_result
     for seed in (0, 1):
         for name, past in (("baseline", 0.1), ("vpad", 0.5)):
             write_result(fake_copy_result("copy_full_scale", name, seed, {10: 1.0, 50: 1.0 - seed / 10, 100: past + seed / 10, 1000: 0.0},
@@ -96,12 +98,15 @@ def test_fig1_paper_scale(tmp_path):
     assert (tmp_path / "res" / "copy_full_scale" / "copy_full_scale_training.html").is_file()
 
 
-def test_fig2_position_loss(tmp_path):
-    from lengen.experiments.results import fake_position_result
-    from lengen.experiments.sweep import write_result
+def write_position_results(sweep, root):
+    "Two seeds each of baseline (its loss doubles past 8 positions) and vpad (flat), trained on 8 tokens, to 64."
     for seed in (0, 1):
-        write_result(fake_position_result("fig2_position_loss", "baseline", seed, [3.0 + seed] * 8 + [6.0] * 56, 8), tmp_path / "r")
-        write_result(fake_position_result("fig2_position_loss", "vpad", seed, [3.0 + seed] * 64, 8), tmp_path / "r")
+        write_result(fake_position_result(sweep, "baseline", seed, [3.0 + seed] * 8 + [6.0] * 56, 8), root)
+        write_result(fake_position_result(sweep, "vpad", seed, [3.0 + seed] * 64, 8), root)
+
+
+def test_fig2_position_loss(tmp_path):
+    write_position_results("fig2_position_loss", tmp_path / "r")
     nb = run_nb("fig2_position_loss", tmp_path, results_root=str(tmp_path / "r"))
     figs = outputs(nb, PLOTLY)
     assert len(figs) == 1
@@ -118,11 +123,7 @@ def test_fig2_position_loss(tmp_path):
 
 
 def test_fig2_paper_scale(tmp_path):
-    from lengen.experiments.results import fake_position_result
-    from lengen.experiments.sweep import write_result
-    for seed in (0, 1):
-        write_result(fake_position_result("position_85m", "baseline", seed, [3.0 + seed] * 8 + [6.0] * 56, 8), tmp_path / "r")
-        write_result(fake_position_result("position_85m", "vpad", seed, [3.0 + seed] * 64, 8), tmp_path / "r")
+    write_position_results("position_85m", tmp_path / "r")
     nb = run_nb("fig2_position_loss", tmp_path, results_root=str(tmp_path / "r"))
     assert "No results yet in" in "".join(outputs(nb, "stream"))          # the reduced sweep has none
     figs = outputs(nb, PLOTLY)
@@ -139,8 +140,6 @@ def test_fig2_paper_scale(tmp_path):
 
 
 def test_fig3_regularizer_cost(tmp_path):
-    from lengen.experiments.bench import run_bench
-    from lengen.io import write_json
     write_json(run_bench("tiny-mamba2", ["baseline", "vpad_norm"], seq_len=32, batch=1, steps=1, warmup=0), tmp_path / "b" / "tiny.json")
     (tmp_path / "b" / "other.json").write_text("[1, 2]")
     nb = run_nb("fig3_regularizer_cost", tmp_path, bench_root=str(tmp_path / "b"))

@@ -3,8 +3,10 @@ import json, warnings
 from configparser import ConfigParser
 from pathlib import Path
 
-import pytest
 import nbdev.test as nbt
+import papermill as pm
+import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 NBS = sorted(p for p in (ROOT / "nbs").rglob("*.ipynb")   # paper/ (marked .notest) runs below, through papermill
@@ -16,7 +18,6 @@ SKIP_FLAGS = cfg["DEFAULT"]["tst_flags"].split()       # `slow` and `gpu` cells 
 @pytest.fixture
 def fresh_dynamo():
     "TorchDynamo's caches and settings as a new process has them (one notebook's compiled models count toward the next's recompile limits)."
-    import torch
     saved = torch._dynamo.config.get_config_copy()
     torch._dynamo.reset()
     yield
@@ -32,7 +33,6 @@ def test_notebook(nb, fresh_dynamo):
 
 
 def test_copy_task_notebook_with_papermill(tmp_path):
-    import papermill as pm
     run_dir = tmp_path / "run"
     out = pm.execute_notebook(str(ROOT / "nbs/paper/copy_task.ipynb"), str(tmp_path / "out.ipynb"),
                               parameters=dict(max_steps=40, output_dir=str(run_dir),
