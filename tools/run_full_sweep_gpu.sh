@@ -32,6 +32,12 @@
 #   run(carry=[f"{P}/rows2048-001.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # unpacks (~20 s)
 #   run(command="SWEEPS=position_85m MAX_PARALLEL=1 MIN_LEFT=auto SWEEP_ARGS='--seeds 0 --only baseline,state_noise,vpad,weight_decay' bash tools/run_full_sweep_gpu.sh start")
 #
+# On a machine of several GPUs (the device tool's nvidia-h200-x2/x4/x8 kinds, when they are lent) the sweep spreads its
+# runs over all of them (lengen.experiments.sweep's GpuPicker: each run gets the GPU with the fewest runs); MAX_PARALLEL
+# counts the runs of the whole machine. Device time counts the machine's held time, not its GPUs, so such a machine
+# makes several waves at once: on eight GPUs, the copy runs two a GPU (SWEEPS=copy_full_scale MAX_PARALLEL=16: two a
+# GPU train at least as fast each as four under MPS) and the position runs one a GPU (MAX_PARALLEL=8 MIN_LEFT=auto).
+#
 # Modes: start | wait | collect (pack now, no waiting) | stop | receive (corpus parts, above) | throughput (how many runs a wave holds: runs
 # `python -m lengen.experiments.sweep --throughput` in the foreground, ~6 minutes; $OUT/sweep_throughput_h200.json goes to results/gpu/).
 #

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/experiments/00_sweep.ipynb #56ac4afe
 from __future__ import annotations
-import argparse, json, os, re, shutil, subprocess, sys, tempfile, time
+import argparse, json, os, re, shutil, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -23,8 +23,9 @@ from .results import fmt_stats, seed_stats
 # %% auto #0
 __all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'repo_root', 'repo_relative', 'relative_override', 'Sweep', 'result_path',
            'run_dir', 'pending', 'write_result', 'train_command', 'count_parameters', 'device_name', 'collect_result',
-           'mps_daemon', 'child_env', 'run_one', 'run_sweep', 'window_rates', 'bench_command', 'concurrent_throughput',
-           'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
+           'mps_daemon', 'child_env', 'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'window_rates',
+           'bench_command', 'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table',
+           'sweep_specs', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -148,6 +149,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                    wall_seconds:float, # seconds of the process that finished the run
                    concurrent_runs:int=1, # runs sharing the machine meanwhile
                    mps:bool=False, # whether they shared the GPU through CUDA MPS
+                   devices:int=1, # the GPUs the concurrent runs were spread over (1 on a machine without)
                   ) -> dict:
     "The results record of a finished run: what ran, at what size, how long, and what its evaluation measured."
     out = Path(out_dir)
@@ -161,7 +163,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                             "residual_dropout_rate": cfg.residual_dropout.rate, "weight_decay": cfg.optim.weight_decay,
                             "initial_state_mode": cfg.initial_state.mode},
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
-            "concurrent_runs": concurrent_runs, "mps": mps, "bf16": cfg.bf16, "device": device_name(), **_eval_record(cfg, out)}
+            "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "bf16": cfg.bf16, "device": device_name(), **_eval_record(cfg, out)}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #8476aae2
 MPS_CONTROL = "nvidia-cuda-mps-control"
@@ -199,6 +201,26 @@ def child_env(n:int, # processes that will share the machine
     return {**(os.environ if base is None else base), "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
             "TQDM_DISABLE": "1", "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
 
+# %% ../../nbs/experiments/00_sweep.ipynb #7459f092
+def visible_gpus() -> list[str]:
+    "The GPUs this process may use, named as `CUDA_VISIBLE_DEVICES` names them to a child process (none without CUDA)."
+    n, named = torch.cuda.device_count(), [g for g in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]
+    return named[:n] if named else [str(i) for i in range(n)]
+
+# %% ../../nbs/experiments/00_sweep.ipynb #364a43ff
+class GpuPicker:
+    "Hands each run that starts the GPU with the fewest runs on it (the first of equals), and takes it back when it ends."
+    def __init__(self, gpus:list[str]): self.load, self.lock = dict.fromkeys(gpus, 0), threading.Lock()
+
+    @contextmanager
+    def pick(self, env:dict):
+        "`env` with `CUDA_VISIBLE_DEVICES` set to the picked GPU while the block runs (`env` itself without GPUs)."
+        if not self.load: yield env; return
+        with self.lock: g = min(self.load, key=self.load.get); self.load[g] += 1   # min keeps the first of equals
+        try: yield {**env, "CUDA_VISIBLE_DEVICES": g}
+        finally:
+            with self.lock: self.load[g] -= 1
+
 # %% ../../nbs/experiments/00_sweep.ipynb #03174f48
 def _tail(path, n:int=15) -> str:
     lines = Path(path).read_text(errors="replace").splitlines() if Path(path).is_file() else []
@@ -209,6 +231,7 @@ def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run
             timeout:float|None=None, # seconds before the run is stopped
             concurrent_runs:int=1,
             mps:bool=False, # whether the runs share the GPU through CUDA MPS (recorded)
+            devices:int=1, # the GPUs the concurrent runs are spread over (recorded)
            ) -> dict:
     "Train and evaluate one run in a `lengen_train` process; write its results JSON when it succeeds."
     out = run_dir(spec, work_root); out.mkdir(parents=True, exist_ok=True)
@@ -219,7 +242,7 @@ def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run
     wall = time.time() - t0
     status = {"run": f"{spec.sweep}/{spec.run_id}", "seconds": round(wall, 1)}
     if rc != 0: return {**status, "status": f"failed ({rc})", "log": str(out/"sweep.log"), "tail": _tail(out/"sweep.log")}
-    path = write_result(collect_result(spec, out, wall, concurrent_runs, mps), results_root)
+    path = write_result(collect_result(spec, out, wall, concurrent_runs, mps, devices), results_root)
     return {**status, "status": "done", "json": str(path)}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #124ecf38
@@ -229,6 +252,7 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
               time_limit:float|None=None, # seconds for the whole sweep
               min_left:float|str=0, # with a time limit: start no run with fewer seconds left; "auto": the last finished run's wall time
               mps:bool=False, # share the GPU through CUDA MPS
+              gpus:list[str]|None=None, # the GPUs to spread the runs over (default: `visible_gpus()`)
               log=print) -> list[dict]:
     "Train and evaluate every pending run, `max_parallel` at a time; returns one status per run (done runs: skipped)."
     if max_parallel < 1: raise ConfigError("max_parallel", max_parallel, "a positive number of processes")
@@ -236,18 +260,22 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
         raise ConfigError("--min-left", min_left, "a number of seconds or auto (the wall time of the run finished last)")
     todo = pending(specs, results_root)
     statuses = [{"run": f"{s.sweep}/{s.run_id}", "status": "skipped (results exist)"} for s in specs if s not in todo]
-    n = min(max_parallel, max(1, len(todo)))
+    n, picker = min(max_parallel, max(1, len(todo))), GpuPicker(visible_gpus() if gpus is None else gpus)
+    devices = max(1, len(picker.load))
     end, walls = (None if time_limit is None else time.time() + time_limit), []   # walls: seconds of the runs done so far
     def go(spec, env):
         left, need = None if end is None else end - time.time(), (walls or [0])[-1] if min_left == "auto" else min_left
         if left is not None and left < max(1.0, need):
             return {"run": f"{spec.sweep}/{spec.run_id}", "seconds": 0.0, "status": "not started (time limit)"}
-        st = run_one(spec, results_root, work_root, env, left, concurrent_runs=min(max_parallel, len(todo)), mps=mps)
+        with picker.pick(env) as run_env:
+            st = run_one(spec, results_root, work_root, run_env, left, concurrent_runs=min(max_parallel, len(todo)), mps=mps,
+                         devices=devices)
         if st["status"] == "done": walls.append(st["seconds"])
         return st
     with (mps_daemon() if mps and todo else nullcontext()) as base, ThreadPoolExecutor(max_parallel) as ex:
         env = child_env(n, base)
-        log(f"{len(todo)} runs to do, {len(statuses)} done already; {n} at a time" + (" under CUDA MPS" if base else ""))
+        log(f"{len(todo)} runs to do, {len(statuses)} done already; {n} at a time" + (f" over {devices} GPUs" if devices > 1 else "")
+            + (" under CUDA MPS" if base else ""))
         for fut in as_completed([ex.submit(go, s, env) for s in todo]):
             st = fut.result(); statuses.append(st)
             log(f"{st['run']}: {st['status']} after {st['seconds']} s" + (f"\n{st['tail']}" if "tail" in st else ""))
