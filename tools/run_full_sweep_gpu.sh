@@ -37,6 +37,9 @@
 # counts the runs of the whole machine. Device time counts the machine's held time, not its GPUs, so such a machine
 # makes several waves at once: on eight GPUs, the copy runs two a GPU (SWEEPS=copy_full_scale MAX_PARALLEL=16: two a
 # GPU train at least as fast each as four under MPS) and the position runs one a GPU (MAX_PARALLEL=8 MIN_LEFT=auto).
+# The GPUs left out of CUDA_VISIBLE_DEVICES stay free for other work while the sweep runs detached: e.g.
+# CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6 for `start`, and later calls run tools/long_context_gpu.sh with CUDA_VISIBLE_DEVICES=7
+# before `bash tools/run_full_sweep_gpu.sh collect`.
 #
 # Modes: start | wait | collect (pack now, no waiting) | stop | receive (corpus parts, above) | throughput (how many runs a wave holds: runs
 # `python -m lengen.experiments.sweep --throughput` in the foreground, ~6 minutes; $OUT/sweep_throughput_h200.json goes to results/gpu/).
