@@ -257,7 +257,7 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
     "Train and evaluate every pending run, `max_parallel` at a time; returns one status per run (done runs: skipped)."
     if max_parallel < 1: raise ConfigError("max_parallel", max_parallel, "a positive number of processes")
     if not (min_left == "auto" or isinstance(min_left, (int, float))):
-        raise ConfigError("--min-left", min_left, "a number of seconds or auto (the wall time of the run finished last)")
+        raise ConfigError("min_left", min_left, "a number of seconds or auto (the wall time of the run finished last)")
     todo = pending(specs, results_root)
     statuses = [{"run": f"{s.sweep}/{s.run_id}", "status": "skipped (results exist)"} for s in specs if s not in todo]
     n, picker = min(max_parallel, max(1, len(todo))), GpuPicker(visible_gpus() if gpus is None else gpus)
