@@ -223,6 +223,10 @@ def position_outcome(results:list[dict], order=None) -> str:
     if not runs: return ""
     wins = position_windows(runs)
     (lo0, hi0), (lo, hi), T = wins[0], wins[-1], next(iter(runs.values()))[0]["train_length"]
+    if len(wins) == 1:   # evaluated no further than the training length: nothing past it to compare
+        return "\n".join(f"* **{seeds_label(name, len(ps))}**: cross-entropy {fmt_stats(window_stats(ps, lo0, hi0))} over the {hi0} "
+                         f"positions evaluated, no further than the training length ({T}): nothing past it to compare."
+                         for name, ps in runs.items())
     out = []
     for name, ps in runs.items():
         rise = seed_stats([window_ce(p, lo, hi) - window_ce(p, lo0, hi0) for p in ps])
