@@ -80,7 +80,6 @@ OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
 export W=${SWEEP_WORK:-/tmp/full_sweep}; mkdir -p "$W/results"   # outside the repository: each call re-syncs the tree
 source tools/gpu_env.sh   # carried wheels and kernels (installed once a machine), offline environment
 MPSFLAG=$([ "${MPS:-1}" = 1 ] && echo --mps)
-FIRST_CALL=$(stat -c %Y /tmp/site/.lengen_first_call)   # when this machine's first call began (tools/gpu_env.sh)
 
 running() { [ -f "$W/sweep.pid" ] && kill -0 "$(cat "$W/sweep.pid")" 2>/dev/null; }
 
@@ -129,6 +128,7 @@ case $MODE in
       done
       python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
       date +%s > "$W/started"
+      FIRST_CALL=$(stat -c %Y /tmp/site/.lengen_first_call)   # when this machine's first call began (tools/gpu_env.sh)
       LIMIT=${TIME_LIMIT:-$(( FIRST_CALL + ${MACHINE_SECONDS:-1500} - $(date +%s) ))}
       [ "$LIMIT" -ge 60 ] || { echo "TIME_LIMIT: $LIMIT s left of MACHINE_SECONDS on this machine, too few for a run"; exit 2; }
       echo "the sweep may run $LIMIT s (it began $(( $(date +%s) - FIRST_CALL )) s after this machine's first call)"

@@ -262,15 +262,15 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
     statuses = [{"run": f"{s.sweep}/{s.run_id}", "status": "skipped (results exist)"} for s in specs if s not in todo]
     n, picker = min(max_parallel, max(1, len(todo))), GpuPicker(visible_gpus() if gpus is None else gpus)
     devices = max(1, len(picker.load))
-    end, walls = (None if time_limit is None else time.time() + time_limit), []   # walls: seconds of the runs done so far
+    end, last_wall = (None if time_limit is None else time.time() + time_limit), 0.0   # last_wall: seconds of the run done last
     def go(spec, env):
-        left, need = None if end is None else end - time.time(), (walls or [0])[-1] if min_left == "auto" else min_left
+        nonlocal last_wall
+        left, need = None if end is None else end - time.time(), last_wall if min_left == "auto" else min_left
         if left is not None and left < max(1.0, need):
             return {"run": f"{spec.sweep}/{spec.run_id}", "seconds": 0.0, "status": "not started (time limit)"}
         with picker.pick(env) as run_env:
-            st = run_one(spec, results_root, work_root, run_env, left, concurrent_runs=min(max_parallel, len(todo)), mps=mps,
-                         devices=devices)
-        if st["status"] == "done": walls.append(st["seconds"])
+            st = run_one(spec, results_root, work_root, run_env, left, concurrent_runs=n, mps=mps, devices=devices)
+        if st["status"] == "done": last_wall = st["seconds"]
         return st
     with (mps_daemon() if mps and todo else nullcontext()) as base, ThreadPoolExecutor(max_parallel) as ex:
         env = child_env(n, base)
