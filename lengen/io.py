@@ -16,8 +16,8 @@ with warnings.catch_warnings():   # without ipywidgets tqdm.auto warns and falls
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['PLOTLY_JS', 'file_mode', 'atomic_write', 'share_files', 'write_json', 'write_figure', 'run_cli', 'progress_bar',
-           'check_writable', 'output_dir_for', 'call_cli', 'folder_state']
+__all__ = ['PLOTLY_JS', 'file_mode', 'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'run_cli',
+           'progress_bar', 'check_writable', 'output_dir_for', 'call_cli', 'folder_state']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -44,10 +44,22 @@ def share_files(folder, pattern:str="*.safetensors"):
     "Give the files matching `pattern` in `folder` the mode of new files (transformers writes weights through a temporary file)."
     for f in Path(folder).glob(pattern): os.chmod(f, file_mode())
 
-# %% ../nbs/core/01_io.ipynb #237cd5be
+# %% ../nbs/core/01_io.ipynb #280ab24d
+def json_text(obj, indent:int=2, # spaces per nesting level
+              level:int=0, # nesting level of `obj` (for the recursion)
+             ) -> str:
+    "JSON of `obj`: a key or a nested list item per line, a list of plain values (numbers, strings) on one line."
+    pad, inner = " " * indent * level, " " * indent * (level + 1)
+    if isinstance(obj, dict) and obj:
+        key = lambda k: json.dumps(k if isinstance(k, str) else json.dumps(k))   # JSON's own spelling of a non-string key
+        return "{\n" + ",\n".join(f"{inner}{key(k)}: {json_text(v, indent, level + 1)}" for k, v in obj.items()) + f"\n{pad}}}"
+    if isinstance(obj, (list, tuple)) and any(isinstance(v, (dict, list, tuple)) for v in obj):
+        return "[\n" + ",\n".join(inner + json_text(v, indent, level + 1) for v in obj) + f"\n{pad}]"
+    return json.dumps(obj)
+
 def write_json(obj, path) -> Path:
-    "`obj` as indented JSON at `path`, atomically."
-    return atomic_write(path, json.dumps(obj, indent=2))
+    "`obj` as `json_text` at `path`, atomically."
+    return atomic_write(path, json_text(obj))
 
 # %% ../nbs/core/01_io.ipynb #e3c66750
 PLOTLY_JS = "plotly.min.js"

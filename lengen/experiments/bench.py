@@ -5,7 +5,7 @@
 # %% ../../nbs/experiments/01_bench.ipynb #baf38d89
 from __future__ import annotations
 
-import argparse, gc, json, math, sys, tempfile, time
+import argparse, gc, math, sys, tempfile, time
 
 import torch
 from torch import nn
@@ -14,7 +14,7 @@ from transformers import TrainerCallback, SmolLM3Config, Mamba2Config, AutoModel
 from ..config import compose_config, in_ipython
 from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_world
 from ..eval.common import eval_device
-from ..io import run_cli
+from ..io import json_text, run_cli, write_json
 from ..models.build import add_run_modules, attn_kwargs, run_config
 from ..train.trainer import _collator, cache_triton_autotuning, prepare_model, run_training
 from ..models.mamba2 import mamba2_kernel_path
@@ -244,9 +244,8 @@ def _report(a):
     if a.train_loop: rep = bench_training(a.train_loop, a.set, a.steps, warmup=a.warmup)
     else: rep = run_bench(a.shape, a.variants.split(","), a.seq_len, a.batch, a.steps, a.warmup, a.repeats, a.peak_tflops,
                           doc_len=a.doc_len)
-    js = json.dumps(rep, indent=2)
-    print(js)
-    if a.out: open(a.out, "w").write(js)
+    print(json_text(rep))
+    if a.out: write_json(rep, a.out)   # atomically: a reader never sees half a report
 
 # %% ../../nbs/experiments/01_bench.ipynb #fee28ff5
 if __name__ == "__main__" and not in_ipython(): sys.exit(main())

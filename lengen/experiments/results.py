@@ -232,7 +232,7 @@ def position_outcome(results:list[dict], order=None) -> str:
         rise = seed_stats([window_ce(p, lo, hi) - window_ce(p, lo0, hi0) for p in ps])
         out.append(f"* **{seeds_label(name, len(ps))}**: cross-entropy {fmt_stats(window_stats(ps, lo0, hi0))} over the first {hi0} "
                    f"positions (the training length), {fmt_stats(window_stats(ps, lo, hi))} over positions {lo + 1}–{hi} (up to "
-                   f"{hi / T:g}× the training length): {rise['mean']:+.3f} nats.")
+                   f"{hi / T:.3g}× the training length): {rise['mean']:+.3f} nats.")
     return "\n".join(out)
 
 # %% ../../nbs/experiments/04_results.ipynb #795c6821
