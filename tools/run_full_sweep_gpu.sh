@@ -27,7 +27,7 @@
 # it arrives in three `receive` calls, each carrying some parts (they wait in /tmp/parts; the last unpacks them into
 # data/debian_mix here, inside the tree, so results keep relative paths), then the wave starts:
 #   P=data/debian_mix/parts
-#   run(carry=[".gpu", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz", f"{P}/rows2048-002.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
+#   run(carry=[".gpu", ".gpu_cache", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz", f"{P}/rows2048-002.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
 #   run(carry=[f"{P}/rows2048-000.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
 #   run(carry=[f"{P}/rows2048-001.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # unpacks (~20 s)
 #   run(command="SWEEPS=position_85m MAX_PARALLEL=1 MIN_LEFT=auto SWEEP_ARGS='--seeds 0 --only baseline,state_noise,vpad,weight_decay' bash tools/run_full_sweep_gpu.sh start")
@@ -69,11 +69,14 @@
 # already fills the GPU (the bare step is 0.14 s for 65,536 tokens), so runs side by side gain little and all end
 # together: four at once would take ~20-25 minutes and lose all four at the time limit if the estimate is short. So a
 # position wave runs one at a time with MIN_LEFT=auto: each run's JSON is packed as it ends, and the next starts only if
-# the time left is at least what the last one took (3 runs a wave by this estimate). Its loss goes through Liger's
+# the time left is at least what the last one took. Its loss goes through Liger's
 # fused linear cross-entropy (the sweep sets kernels.liger=true; the wheel is in .gpu/wheels): the stock loss would
 # hold an estimated 40-60 GB of logits and their gradient at the 50,277-token vocabulary. Every progress report prints
-# the GPU's memory in use. The first wave: baseline and the positive control first (issue 23 reads one against the
-# other), then vpad and weight_decay: --only baseline,state_noise,vpad,weight_decay with --seeds 0.
+# the GPU's memory in use. Measured (position wave 1, 2026-12-01, after three `receive` calls; the sweep began 39 s after
+# the machine's first call): 0.34 s a step (131,072 tokens), 20 GiB of GPU memory, 99-100 % utilization; the first run
+# 427 s (its first step compiled and autotuned), the next three 312-328 s (~285 s of training, the evaluation to 65,536
+# positions ~3 s); four runs in 23 minutes, then no fifth could fit. With .gpu_cache carried (the first run skips the
+# ~95 s of autotuning) a wave still makes four: wave 2 is --seeds 1 with the same --only.
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
