@@ -150,3 +150,25 @@ def test_fig3_regularizer_cost(tmp_path):
     assert "not lengen_bench reports, left out: other.json" in "".join(outputs(nb, "stream"))
     assert "vpad_norm" in tables(nb)[0]
     assert (tmp_path / "b" / "fig3_regularizer_cost.html").is_file()
+
+
+def strings(obj):
+    "Every string in a JSON value, keys included."
+    if isinstance(obj, str): yield obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items(): yield k; yield from strings(v)
+    elif isinstance(obj, list):
+        for v in obj: yield from strings(v)
+
+
+def test_committed_results_are_portable():
+    "Every results JSON parses, names no path of the machine that wrote it, and a sweep record sits where its sweep puts it."
+    files = sorted((ROOT / "results").rglob("*.json"))
+    assert len(files) >= 40
+    for f in files:
+        data = json.loads(f.read_text())
+        machine = [s for s in strings(data) if s.startswith("/") or any(d in s for d in ("/root/", "/tmp/", "/work/", "/home/"))]
+        assert not machine, f"{f.relative_to(ROOT)} names machine paths: {machine[:3]}"
+        for r in (data if isinstance(data, list) else [data]):
+            if isinstance(r, dict) and {"sweep", "name", "seed"} <= set(r):
+                assert f == ROOT / "results" / r["sweep"] / f"{r['name']}-seed{r['seed']}.json", f
