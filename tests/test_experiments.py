@@ -1,7 +1,7 @@
 """The paper-figure notebooks (nbs/paper/fig*.ipynb) run through papermill with train=False: they redraw their
 figure and tables from a results folder. Each test writes a few synthetic records (lengen.experiments.results) with
-lengen.experiments.sweep's own writer into a temporary folder and passes it in, so nothing depends on the committed GPU
-results."""
+lengen.experiments.sweep's own writer into a temporary folder and passes it in, so no figure test depends on the committed GPU
+results; the last test checks those results themselves."""
 import json
 from pathlib import Path
 
