@@ -136,6 +136,7 @@ def test_fig2_paper_scale(tmp_path):
     assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in md
     assert ("* **baseline (2 seeds)**: cross-entropy 3.500 (3.000–4.000) over the first 8 positions (the training length), 6.000 "
             "(6.000–6.000) over positions 33–64 (up to 8× the training length): +2.500 nats.") in md
+    assert "**Against the baseline**, window by window" in md and "VPAD -2.500 to +0.000 nats." in md
     assert (tmp_path / "r" / "position_85m" / "position_85m.html").is_file()
 
 
