@@ -19,8 +19,8 @@ from ..eval.position import context_windows, window_ce
 __all__ = ['load_results', 'by_setting', 'seed_stats', 'seeds_label', 'fmt_stats', 'fake_result', 'fake_copy_result',
            'copy_curves', 'copy_train_ranges', 'copy_table', 'plot_copy_sweep', 'copy_training_curves',
            'plot_copy_training', 'copy_outcome', 'fake_position_result', 'position_runs', 'position_windows',
-           'window_stats', 'position_table', 'position_outcome', 'load_bench', 'bench_rows', 'bench_table',
-           'plot_bench']
+           'window_stats', 'rise_stats', 'position_table', 'position_outcome', 'load_bench', 'bench_rows',
+           'bench_table', 'plot_bench']
 
 # %% ../../nbs/experiments/04_results.ipynb #74ec6742
 def load_results(folder) -> list[dict]:
@@ -206,6 +206,12 @@ def window_stats(ps:list[dict], lo:int, hi:int) -> dict:
     "`seed_stats` of the windowed cross-entropy of one setting's per-position results."
     return seed_stats([window_ce(p, lo, hi) for p in ps])
 
+# %% ../../nbs/experiments/04_results.ipynb #54b75936
+def rise_stats(ps:list[dict], wins:list[tuple[int, int]]) -> dict:
+    "`seed_stats` of each seed's rise: its windowed cross-entropy over the last of `wins` minus over the first."
+    (lo0, hi0), (lo, hi) = wins[0], wins[-1]
+    return seed_stats([window_ce(p, lo, hi) - window_ce(p, lo0, hi0) for p in ps])
+
 # %% ../../nbs/experiments/04_results.ipynb #cc42fa2d
 def position_table(results:list[dict], order=None):
     "A DataFrame: settings down, context windows across, `mean (min-max)` over seeds of the windowed cross-entropy."
@@ -229,7 +235,7 @@ def position_outcome(results:list[dict], order=None) -> str:
                          for name, ps in runs.items())
     out = []
     for name, ps in runs.items():
-        rise = seed_stats([window_ce(p, lo, hi) - window_ce(p, lo0, hi0) for p in ps])
+        rise = rise_stats(ps, wins)
         out.append(f"* **{seeds_label(name, len(ps))}**: cross-entropy {fmt_stats(window_stats(ps, lo0, hi0))} over the first {hi0} "
                    f"positions (the training length), {fmt_stats(window_stats(ps, lo, hi))} over positions {lo + 1}–{hi} (up to "
                    f"{hi / T:.3g}× the training length): {rise['mean']:+.3f} nats.")
