@@ -42,18 +42,18 @@ def prefill_seconds(model, # a causal LM, on the device to measure
 
 # %% ../../nbs/eval/05_long_context.ipynb #191b50eb
 class CallTimer:
-    "Times every call of `owner.name` while active (patched on the class): the calls, their seconds, their prompt tokens."
+    "Times every call of `owner.name` while active (patched on the class): each call's seconds and prompt tokens."
     def __init__(self, owner, name:str, # the class and the method to time
                  tokens, # (args, kwargs, result) -> the call's prompt tokens
                 ):
         self.owner, self.name, self.tokens = owner, name, tokens
-        self.calls, self.seconds, self.prompt_tokens = 0, 0.0, []
+        self.call_seconds, self.prompt_tokens = [], []
 
     def __enter__(self):
         stock = getattr(self.owner, self.name)
         def timed(obj, *args, **kwargs):
             with measured() as m: out = stock(obj, *args, **kwargs)
-            self.calls, self.seconds = self.calls + 1, self.seconds + m["seconds"]
+            self.call_seconds.append(m["seconds"])
             self.prompt_tokens.append(int(self.tokens(args, kwargs, out)))
             return out
         self._patch = mock.patch.object(self.owner, self.name, timed)
@@ -63,7 +63,18 @@ class CallTimer:
     def __exit__(self, *exc): return self._patch.__exit__(*exc)
 
     @property
-    def per_call(self) -> float|None: return self.seconds / self.calls if self.calls else None
+    def calls(self) -> int: return len(self.call_seconds)
+
+    @property
+    def first_call(self) -> float|None:
+        "Seconds of the first call, which compiles and autotunes the kernels (None before any call)."
+        return self.call_seconds[0] if self.call_seconds else None
+
+    @property
+    def per_call(self) -> float|None:
+        "Mean seconds of the calls after the first; the only call's with one; None with none."
+        later = self.call_seconds[1:] or self.call_seconds
+        return sum(later) / len(later) if later else None
 
 def generate_tokens(args, kwargs, out) -> int:
     "Prompt tokens of a transformers `generate` call."
@@ -75,7 +86,8 @@ def entry(command:str, model:str, prompt_tokens:int, seconds_per_sample:float|No
     "One measurement, rounded."
     r = lambda v, n=3: None if v is None else round(v, n)
     return {"command": command, "model": model, "prompt_tokens": prompt_tokens, "seconds_per_sample": r(seconds_per_sample),
-            "prefill_seconds": r(prefill_seconds), "peak_gib": r(peak_gib, 2), "ok": ok, **extra}
+            "prefill_seconds": r(prefill_seconds), "peak_gib": r(peak_gib, 2), "ok": ok,
+            **{k: r(v) if isinstance(v, float) else v for k, v in extra.items()}}
 
 def _failed(e:BaseException) -> dict:
     "An error as one line, for a measurement that did not run to the end (out of memory, a kernel that refused)."
@@ -114,16 +126,20 @@ def random_documents(path, # the JSONL file to write
 # %% ../../nbs/eval/05_long_context.ipynb #cbfd92ca
 def measure_position(ckpt:str, # local checkpoint directory or Hub id
                      length:int, # tokens per document
-                     samples:int=1, # documents
+                     samples:int=1, # documents timed, after one that warms the kernels up
                      work=None, # where the documents and the command's outputs go (default: a temporary folder)
                      device=None, label:str|None=None, # the model's name in the results (default: the folder's)
                     ) -> dict:
     "`lengen_eval_position` on `samples` random documents of `length` tokens: seconds a document, peak GiB, the floor."
-    work = _work_dir(work)
-    docs = random_documents(work/"docs.jsonl", AutoTokenizer.from_pretrained(ckpt), length, samples)
+    work, tok = _work_dir(work), AutoTokenizer.from_pretrained(ckpt)
+    first_doc = random_documents(work/"first.jsonl", tok, length, 1, seed=1)
+    docs = random_documents(work/"docs.jsonl", tok, length, samples)
+    run = lambda f, name: evaluate_positions(ckpt, str(f), max_length=length, output_dir=str(work), output_name=name,
+                                             device=device, progress=False)
     try:
-        r = evaluate_positions(ckpt, str(docs), max_length=length, output_dir=str(work), device=device, progress=False)
-        ok, extra = bool(np.isfinite(r["per_position_ce"]).all()), {}
+        first = run(first_doc, "first_document")["seconds"]
+        r = run(docs, "per_position_ce")
+        ok, extra = bool(np.isfinite(r["per_position_ce"]).all()), {"first_sample_seconds": first}
         seconds, peak = r["seconds"] / r["num_documents"], r["peak_gib"]
     except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, seconds, peak = False, _failed(e), None, None
     return entry(f"lengen_eval_position CKPT --dataset-file DOCS --max-length {length}", label or Path(ckpt).name, length,
@@ -132,7 +148,7 @@ def measure_position(ckpt:str, # local checkpoint directory or Hub id
 # %% ../../nbs/eval/05_long_context.ipynb #ca65f427
 def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
                   length:int, # RULER's max_seq_lengths
-                  task:str="niah_single_1", samples:int=2, # prompts (lm-eval's --limit)
+                  task:str="niah_single_1", samples:int=2, # prompts (lm-eval's --limit); the first one's seconds kept apart
                   work=None, # lm-eval's --output_path (default: a temporary folder)
                   haystack:str|None=None, # --haystack-file for the essay tasks
                   device=None, max_gen_toks:int|None=None, # default: the task's
@@ -152,7 +168,8 @@ def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
     tokens = max(t.prompt_tokens, default=length)
     return entry(f"lengen_eval_lm --tasks {task} --metadata '{{\"max_seq_lengths\":[{length}]}}' --limit {samples}",
                  label or Path(ckpt).name, tokens, t.per_call, _floor(ckpt, tokens, device), m["peak_gib"], ok,
-                 samples=t.calls, **extra)
+                 samples=t.calls,
+                 first_sample_seconds=t.first_call, **extra)
 
 # %% ../../nbs/eval/05_long_context.ipynb #e0f0b120
 ICL_HUB_DATASETS = {   # Hub name -> (splits, {label field: number of labels}), as HELMET's load_icl reads them
@@ -207,7 +224,8 @@ def measure_helmet(ckpt:str, # local checkpoint directory or Hub id
     tokens = max(t.prompt_tokens, default=0)
     return entry(f"lengen_eval_helmet --config {Path(config).stem} --max_test_samples {samples}"
                  + (" (synthetic ICL data)" if synthetic else ""), label or Path(ckpt).name, tokens, t.per_call,
-                 _floor(ckpt, tokens) if tokens else None, m["peak_gib"], ok, samples=t.calls, **extra)
+                 _floor(ckpt, tokens) if tokens else None, m["peak_gib"], ok, samples=t.calls,
+                 first_sample_seconds=t.first_call, **extra)
 
 # %% ../../nbs/eval/05_long_context.ipynb #8fcd1b28
 def merge_entries(path, # a JSON file of entries (created when missing)
@@ -220,10 +238,11 @@ def merge_entries(path, # a JSON file of entries (created when missing)
     return merged
 
 def long_context_table(entries:list[dict]) -> pd.DataFrame:
-    "One row a measurement: seconds a sample against the bare prefill, peak GiB, whether it ran."
+    "One row a measurement: seconds a sample against the bare prefill, the first sample's, peak GiB, whether it ran."
     ratio = lambda e: round(e["seconds_per_sample"] / e["prefill_seconds"], 2) if e["seconds_per_sample"] and e["prefill_seconds"] else None
     return pd.DataFrame([{"command": e["command"], "model": e["model"], "prompt tokens": e["prompt_tokens"],
                           "s / sample": e["seconds_per_sample"], "prefill s": e["prefill_seconds"], "× prefill": ratio(e),
+                          "first sample s": e.get("first_sample_seconds"),
                           "peak GiB": e["peak_gib"], "ok": e["ok"]} for e in entries])
 
 # %% ../../nbs/eval/05_long_context.ipynb #6e8ee8ac
