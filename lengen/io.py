@@ -17,7 +17,7 @@ from .config import ConfigError
 
 # %% auto #0
 __all__ = ['PLOTLY_JS', 'file_mode', 'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'run_cli',
-           'progress_bar', 'check_writable', 'output_dir_for', 'call_cli', 'folder_state']
+           'progress_bar', 'check_writable', 'output_dir_for', 'call_cli', 'folder_state', 'repo_root', 'repo_relative']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -124,3 +124,14 @@ def call_cli(main, # a command's entry point, main(argv) -> exit status
 def folder_state(folder) -> dict:
     "Every file under `folder`: its size and modification time (what a command that must not touch it would change)."
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in Path(folder).rglob("*") if p.is_file()}
+
+# %% ../nbs/core/01_io.ipynb #ea5ef4d6
+def repo_root() -> Path:
+    "The folder holding the `lengen` package lengen runs from (the repository, in a checkout)."
+    return Path(__import__("lengen").__file__).resolve().parent.parent
+
+# %% ../nbs/core/01_io.ipynb #2ebe55ba
+def repo_relative(path) -> str:
+    "`path` relative to `repo_root()` when it lies inside it (for messages and saved outputs), else as given."
+    p = Path(path).resolve()
+    return str(p.relative_to(repo_root())) if p.is_relative_to(repo_root()) else str(path)

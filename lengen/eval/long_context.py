@@ -17,7 +17,7 @@ from transformers import AutoTokenizer, GenerationMixin
 
 from ..config import ConfigError
 from ..checkpoints import resolve_checkpoint
-from ..io import check_writable, run_cli, write_json
+from ..io import check_writable, repo_root, run_cli, write_json
 from .common import load_for_eval, measured
 from .copy_task import parse_lengths
 from .position import evaluate_positions
@@ -25,9 +25,9 @@ from .lm import evaluate_lm
 from .helmet import helmet_src_dir, import_helmet, run_helmet
 
 # %% auto #0
-__all__ = ['ICL_HUB_DATASETS', 'ICL_WORDS', 'KINDS', 'PROG', 'prefill_seconds', 'CallTimer', 'generate_tokens', 'entry',
-           'random_documents', 'measure_position', 'measure_ruler', 'synthetic_icl_dataset', 'synthetic_icl',
-           'measure_helmet', 'merge_entries', 'long_context_table', 'measure', 'main']
+__all__ = ['ICL_HUB_DATASETS', 'ICL_WORDS', 'H200_RESULTS', 'KINDS', 'PROG', 'prefill_seconds', 'CallTimer', 'generate_tokens',
+           'entry', 'random_documents', 'measure_position', 'measure_ruler', 'synthetic_icl_dataset', 'synthetic_icl',
+           'measure_helmet', 'merge_entries', 'long_context_table', 'committed_entries', 'measure', 'main']
 
 # %% ../../nbs/eval/05_long_context.ipynb #53b7e46e
 @torch.no_grad()
@@ -244,6 +244,17 @@ def long_context_table(entries:list[dict]) -> pd.DataFrame:
                           "s / sample": e["seconds_per_sample"], "prefill s": e["prefill_seconds"], "× prefill": ratio(e),
                           "first sample s": e.get("first_sample_seconds"),
                           "peak GiB": e["peak_gib"], "ok": e["ok"]} for e in entries])
+
+# %% ../../nbs/eval/05_long_context.ipynb #4a7b2c90
+H200_RESULTS = "results/gpu/long_context_h200.json"  # the H200 measurements, in the checkout
+
+def committed_entries(command:str="", # keep the entries whose command starts with this, e.g. "lengen_eval_position"
+                      path=None, # a results file (default: the checkout's H200_RESULTS)
+                     ) -> list[dict]:
+    "The measurements of a results file, those of one command when given; none when the file is missing."
+    path = Path(path) if path else repo_root()/H200_RESULTS
+    if not path.is_file(): return []
+    return [e for e in json.loads(path.read_text())["entries"] if e["command"].startswith(command)]
 
 # %% ../../nbs/eval/05_long_context.ipynb #6e8ee8ac
 KINDS = ("position", "ruler", "helmet")

@@ -17,15 +17,14 @@ from omegaconf import OmegaConf
 from safetensors import safe_open
 
 from ..config import ConfigError, compose_config, in_ipython
-from ..io import run_cli, write_json
+from ..io import repo_relative, repo_root, run_cli, write_json
 from .results import fmt_stats, seed_stats
 
 # %% auto #0
-__all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'repo_root', 'repo_relative', 'relative_override', 'Sweep', 'result_path',
-           'run_dir', 'pending', 'write_result', 'train_command', 'count_parameters', 'device_name', 'collect_result',
-           'mps_daemon', 'child_env', 'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'window_rates',
-           'bench_command', 'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table',
-           'sweep_specs', 'main']
+__all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'relative_override', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result',
+           'train_command', 'count_parameters', 'device_name', 'collect_result', 'mps_daemon', 'child_env',
+           'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'window_rates', 'bench_command',
+           'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -46,17 +45,6 @@ class RunSpec:
         object.__setattr__(self, "overrides", tuple(self.overrides))
     @property
     def run_id(self) -> str: return f"{self.name}-seed{self.seed}"
-
-# %% ../../nbs/experiments/00_sweep.ipynb #ea5ef4d6
-def repo_root() -> Path:
-    "The folder holding the `lengen` package lengen runs from (the repository, in a checkout)."
-    return Path(__import__("lengen").__file__).resolve().parent.parent
-
-# %% ../../nbs/experiments/00_sweep.ipynb #2ebe55ba
-def repo_relative(path) -> str:
-    "`path` relative to `repo_root()` when it lies inside it (for messages and saved outputs), else as given."
-    p = Path(path).resolve()
-    return str(p.relative_to(repo_root())) if p.is_relative_to(repo_root()) else str(path)
 
 # %% ../../nbs/experiments/00_sweep.ipynb #54ec3ab0
 def relative_override(o:str) -> str:
