@@ -168,8 +168,7 @@ def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
     tokens = max(t.prompt_tokens, default=length)
     return entry(f"lengen_eval_lm --tasks {task} --metadata '{{\"max_seq_lengths\":[{length}]}}' --limit {samples}",
                  label or Path(ckpt).name, tokens, t.per_call, _floor(ckpt, tokens, device), m["peak_gib"], ok,
-                 samples=t.calls,
-                 first_sample_seconds=t.first_call, **extra)
+                 samples=t.calls, first_sample_seconds=t.first_call, **extra)
 
 # %% ../../nbs/eval/05_long_context.ipynb #e0f0b120
 ICL_HUB_DATASETS = {   # Hub name -> (splits, {label field: number of labels}), as HELMET's load_icl reads them
