@@ -20,6 +20,7 @@ from ..io import atomic_write, check_writable, output_dir_for, run_cli
 from .common import eval_device
 from ..checkpoints import resolve_checkpoint
 from ..models.build import default_attention, load_model
+from ..ops.generate import with_fast_generate
 
 # %% auto #0
 __all__ = ['HELMET_MODULES', 'HELMET_VALID', 'SHIPPED_CONFIGS', 'PROG', 'HF_ONLY', 'DATA_VALID', 'SMOLLM3_FILL', 'ICL_SHIPPED',
@@ -93,7 +94,7 @@ def _lengen_model(name, config=None, torch_dtype=torch.bfloat16, **helmet_kwargs
     "Stand-in for `AutoModelForCausalLM.from_pretrained` in HELMET: `lengen.load_model`, no remote code."
     mc = AutoConfig.from_pretrained(name)      # the checkpoint's own; HELMET's `config` and kwargs are not used
     attn = {} if mc.model_type == "mamba2" else {"attn_implementation": attn_implementation(), **default_attention(mc)}
-    return load_model(name, dtype=torch_dtype, **attn).to(eval_device())
+    return with_fast_generate(load_model(name, dtype=torch_dtype, **attn).to(eval_device()))
 
 _AUTO_CLASSES = {"AutoConfig": types.SimpleNamespace(from_pretrained=lambda name, **kw: AutoConfig.from_pretrained(name)),
                  "AutoTokenizer": types.SimpleNamespace(from_pretrained=lambda name, **kw: AutoTokenizer.from_pretrained(name)),

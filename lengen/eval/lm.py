@@ -14,6 +14,7 @@ from ..config import ConfigError, in_ipython
 from ..io import atomic_write, check_writable, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint
 from ..models.build import load_model
+from ..ops.generate import with_fast_generate
 
 # %% auto #0
 __all__ = ['TASKS_VALID', 'LM_EVAL_MAX_GEN_TOKS', 'ESSAY_TASKS', 'ESSAY_DATASET', 'PUNKT', 'HAYSTACK_VALID', 'HF_MODELS',
@@ -208,7 +209,7 @@ def _create_model(self, pretrained:str, revision="main", dtype="auto", paralleli
     kwargs |= self._get_accelerate_args(parallelize=parallelize, device_map=kwargs.get("device_map"), gpus=gpus,
                                         max_memory_per_gpu=max_memory_per_gpu, max_cpu_memory=max_cpu_memory,
                                         offload_folder=offload_folder)
-    self._model = load_model(pretrained, dtype=get_dtype(dtype), revision=revision, **kwargs)
+    self._model = with_fast_generate(load_model(pretrained, dtype=get_dtype(dtype), revision=revision, **kwargs))
 
 @contextlib.contextmanager
 def lengen_lm_eval(haystack:str|None=None, # a local essay corpus (--haystack-file), or None for lm-eval's

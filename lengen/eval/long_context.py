@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 from fastcore.basics import in_ipython
-from transformers import AutoTokenizer, GenerationMixin
+from transformers import AutoTokenizer
 
 from ..config import ConfigError
 from ..checkpoints import resolve_checkpoint
@@ -77,8 +77,8 @@ class CallTimer:
         return sum(later) / len(later) if later else None
 
 def generate_tokens(args, kwargs, out) -> int:
-    "Prompt tokens of a transformers `generate` call."
-    return kwargs.get("input_ids", args[0] if args else None).shape[-1]
+    "Prompt tokens of a transformers `generate` call, or of lm-eval's `HFLM._model_generate` (its context comes first)."
+    return next(v for v in (kwargs.get("input_ids"), kwargs.get("context"), *args[:1]) if v is not None).shape[-1]
 
 # %% ../../nbs/eval/05_long_context.ipynb #1ab67153
 def entry(command:str, model:str, prompt_tokens:int, seconds_per_sample:float|None, prefill_seconds:float|None,
@@ -160,7 +160,8 @@ def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
             "--batch_size", "1", "--output_path", str(work), *(["--device", device] if device else []),
             *(["--gen_kwargs", f"max_gen_toks={max_gen_toks}"] if max_gen_toks else []),
             *(["--haystack-file", haystack] if haystack else [])]
-    with CallTimer(GenerationMixin, "generate", generate_tokens) as t:
+    from lm_eval.models.huggingface import HFLM  # optional: the eval extra (lm-eval)
+    with CallTimer(HFLM, "_model_generate", generate_tokens) as t:   # all of a sample's generation, whichever path takes it
         try:
             with measured(device) as m, contextlib.redirect_stdout(sys.stderr): evaluate_lm(argv)
             ok, extra = t.calls == samples, {}
