@@ -136,12 +136,10 @@ def eos_ids(model, kw:dict) -> list[int]:
     eos = _setting(model, kw, "eos_token_id")
     return [] if eos is None else torch.as_tensor(eos).flatten().tolist()
 
-def new_tokens(model, kw:dict, prompt_len:int) -> int:
-    "The most tokens `generate` makes: `max_new_tokens`, else `max_length` minus the prompt (the call's, then the config's)."
-    if kw.get("max_new_tokens") is not None: return kw["max_new_tokens"]
-    if kw.get("max_length") is not None: return kw["max_length"] - prompt_len
-    gc = model.generation_config
-    return gc.max_new_tokens if gc.max_new_tokens is not None else gc.max_length - prompt_len
+def new_tokens(model, kw:dict, prompt_len:int) -> int|None:
+    "Most tokens `generate` makes: `max_new_tokens` (call's, else config's), else the call's `max_length` less the prompt; else None."
+    if (n := _setting(model, kw, "max_new_tokens")) is not None: return n
+    return kw["max_length"] - prompt_len if kw.get("max_length") is not None else None
 
 GREEDY_ARGS = {"input_ids", "inputs", "attention_mask", "max_length", "max_new_tokens", "min_new_tokens", "do_sample",
                "num_beams", "temperature", "top_p", "top_k", "eos_token_id", "pad_token_id", "stopping_criteria",
@@ -169,7 +167,7 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
     if len(args) > 1 or not served(model, kw): return stock(*args, **kwargs)
     ids = kw["input_ids"]; (B, P), N = ids.shape, new_tokens(model, kw, ids.shape[1])
     cache = next((kw[k] for k in ("cache", "past_key_values", "cache_params") if kw.get(k) is not None), None)
-    if N < 1 or (cache is not None and cache.get_seq_length() != P - 1): return stock(*args, **kwargs)
+    if N is None or N < 1 or (cache is not None and cache.get_seq_length() != P - 1): return stock(*args, **kwargs)
     eos = eos_ids(model, kw)
     pad = next(p for p in (_setting(model, kw, "pad_token_id"), *eos, 0) if p is not None)
     track = CriteriaTracker(kw["stopping_criteria"], ids) if kw.get("stopping_criteria") else None
