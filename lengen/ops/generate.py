@@ -144,12 +144,13 @@ def new_tokens(model, kw:dict, prompt_len:int) -> int|None:
 GREEDY_ARGS = {"input_ids", "inputs", "attention_mask", "max_length", "max_new_tokens", "min_new_tokens", "do_sample",
                "num_beams", "temperature", "top_p", "top_k", "eos_token_id", "pad_token_id", "stopping_criteria",
                "use_cache", "return_dict_in_generate", "output_scores", "output_logits", "cache", "past_key_values",
-               "cache_params", "generation_config"}
+               "cache_params"}
 
 def served(model, kw:dict) -> bool:
     "Whether `fast_generate` gives `generate`'s output for these arguments: greedy, one sequence a prompt, no padding, no scores."
     get = functools.partial(_setting, model, kw)
-    ids, mask = kw["input_ids"], kw.get("attention_mask")
+    ids, mask = kw.get("input_ids"), kw.get("attention_mask")
+    if not isinstance(ids, Tensor): return False                     # e.g. inputs_embeds
     pad = get("pad_token_id")
     padded = bool((mask == 0).any()) if mask is not None else (
         pad is not None and bool((ids == pad).any()) and pad not in eos_ids(model, kw))
