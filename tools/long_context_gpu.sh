@@ -11,6 +11,8 @@
 #             by an empty stand-in for nltk's punkt_tab (the cost is the same; the haystack's sentences are not)
 #   helmet    lengen_eval_helmet icl_256k and icl_512k, 1 prompt a dataset, synthetic ICL data, both models
 #   position  lengen_eval_position at 131072 and 524288 tokens, 1 document, both models
+#   cells     the gpu cells of nbs/ops/05_long_generate.ipynb (fast_generate against transformers' generate on CUDA, tiny
+#             models; tools/run_cells.py, ~1 minute, once whatever MODELS says): $OUT/cells_long_generate.txt
 # MODELS (default "smollm3 mamba2") picks the models; LENGTHS, TASKS, CONFIGS override a stage's list.
 # Out ($OUT): long_context_h200.json (the entries the call measured) and one log per stage and model. Merge them here:
 #   python -c "import json, sys; from lengen.eval.long_context import merge_entries as m; \
@@ -34,6 +36,10 @@ measure() {   # KIND MODEL [options]: one python -m lengen.eval.long_context cal
   echo "$kind $model: rc=$?"; grep -A20 "^ *command" $OUT/${kind}_$model.log | head -20
 }
 for s in ${STAGES:-ckpt ruler}; do
+  if [ $s = cells ]; then
+    python3 tools/run_cells.py nbs/ops/05_long_generate.ipynb > $OUT/cells_long_generate.txt 2>&1
+    echo "cells: rc=$?"; tail -5 $OUT/cells_long_generate.txt; continue
+  fi
   for m in ${MODELS:-smollm3 mamba2}; do
     case $s in
       ckpt)     [ -f ${CKPT[$m]}/config.json ] || case $m in
