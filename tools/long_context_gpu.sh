@@ -37,7 +37,7 @@ measure() {   # KIND MODEL [options]: one python -m lengen.eval.long_context cal
 }
 for s in ${STAGES:-ckpt ruler}; do
   if [ $s = cells ]; then
-    python3 tools/run_cells.py nbs/ops/05_long_generate.ipynb > $OUT/cells_long_generate.txt 2>&1
+    timeout 300 python3 tools/run_cells.py nbs/ops/05_long_generate.ipynb > $OUT/cells_long_generate.txt 2>&1
     echo "cells: rc=$?"; tail -5 $OUT/cells_long_generate.txt; continue
   fi
   for m in ${MODELS:-smollm3 mamba2}; do
