@@ -182,7 +182,6 @@ def trim_finished(new:Tensor, # (B, T) generated tokens, padded after EOS
     "`new` cut after the step where the last row produced EOS (uncut when a row never did), as `generate` stops."
     return cut_after(new, eos_steps(new, eos_id))
 
-
 # %% ../../nbs/ops/03_greedy_decode.ipynb #46dc09aa
 class GreedyDecoder:
     "Greedy generation for prompts of one length, one step per token; replayed from a CUDA graph on CUDA."
