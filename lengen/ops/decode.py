@@ -144,9 +144,12 @@ def mamba2_step(model, # a transformers Mamba2ForCausalLM
 class Mamba2Stepper:
     "One recurrent step of a Mamba2 for a batch, on its own states; `reset` restores the starting states."
     def __init__(self, model, # a transformers Mamba2ForCausalLM (see `decodable`)
-                 batch:int, fused:bool=False, # rows; causal_conv1d / mamba_ssm kernels
+                 batch:int, # rows
+                 fused:bool|None=None, # causal_conv1d / mamba_ssm kernels (None: on CUDA when importable)
                  start:Mamba2State|None=None): # the states decoding starts from (None: zeros)
-        self.model, self.fused, self.start = model, fused, start
+        cuda = model.backbone.embeddings.weight.is_cuda
+        self.model, self.start = model, start
+        self.fused = cuda and fused_ops() is not None if fused is None else fused
         self.state = new_state(model, batch)
         self.reset()
 
@@ -191,23 +194,21 @@ class GreedyDecoder:
                  eos_id:int|list[int], # the token (or tokens) that end a row
                  pad_id:int,
                  check_every:int=32, # generated tokens between the host's checks that every row has ended
-                 fused:bool|None=None, # causal_conv1d / mamba_ssm kernels (None: on CUDA when importable)
+                 fused:bool|None=None, # the default stepper's causal_conv1d / mamba_ssm kernels (None: on CUDA when importable)
                  cuda_graph:bool|None=None, # capture the step as a CUDA graph (None: on CUDA)
                  stepper=None, # `(ids, pos) -> logits` and `reset()`: the model and its state (None: a `Mamba2Stepper`)
                  ended=None): # `(seq, done) -> bool`: whether every row has ended, asked at each check (None: by EOS alone)
         if stepper is None and not decodable(model):
             raise ValueError(f"GreedyDecoder runs Mamba2 models with SiLU and no time-step limit, not this {type(model).__name__}")
         if max_new_tokens < 1: raise ValueError(f"max_new_tokens must be at least 1, not {max_new_tokens}")
-        cuda = prompts.is_cuda
         self.model, self.prompts, self.pad, self.check_every, self.ended = model, prompts, pad_id, check_every, ended
         self.eos = torch.as_tensor(eos_id, device=prompts.device).flatten()
-        self.fused = cuda and fused_ops() is not None if fused is None else fused
-        self.cuda_graph = cuda if cuda_graph is None else cuda_graph
+        self.cuda_graph = prompts.is_cuda if cuda_graph is None else cuda_graph
         (B, self.P), self.N = prompts.shape, max_new_tokens
         self.seq = torch.full((B, self.P + max_new_tokens), pad_id, dtype=torch.long, device=prompts.device)
         self.pos = torch.zeros(1, dtype=torch.long, device=prompts.device)
         self.done = torch.zeros(B, dtype=torch.bool, device=prompts.device)
-        self.stepper = stepper or Mamba2Stepper(model, B, self.fused)
+        self.stepper = stepper or Mamba2Stepper(model, B, fused)
         self.reset()
 
     def reset(self):

@@ -12,11 +12,11 @@ from torch import Tensor
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 from transformers.models.smollm3.modeling_smollm3 import apply_rotary_pos_emb
 
-from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, fused_ops, new_state
+from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, new_state
 
 # %% auto #0
-__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'layer_windows', 'KVStepper', 'steps_after', 'continue_after',
-           'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate', 'with_fast_generate']
+__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'KVStepper', 'steps_after', 'continue_after', 'CriteriaTracker',
+           'eos_ids', 'new_tokens', 'served', 'fast_generate', 'with_fast_generate']
 
 # %% ../../nbs/ops/05_long_generate.ipynb #4d61044e
 @torch.no_grad()
@@ -34,11 +34,6 @@ def mamba2_start(model, cache, batch:int):
         st.conv[i].copy_(cache.get_conv_state(i)[..., -k:]); st.ssm[i].copy_(cache.get_recurrent_state(i))
     return st
 
-# %% ../../nbs/ops/05_long_generate.ipynb #e92454cc
-def layer_windows(config) -> list[int|None]:
-    "Each layer's sliding window W, None for a full-attention layer."
-    return [config.sliding_window if config.use_sliding_window and t == "sliding_attention" else None for t in config.layer_types]
-
 # %% ../../nbs/ops/05_long_generate.ipynb #d73c91a8
 class KVStepper:
     "SmolLM3 one token at a time on fixed key/value buffers: a full layer keeps every position, a sliding one a ring of W."
@@ -48,7 +43,7 @@ class KVStepper:
                  steps:int, # steps to come (keys and values they add)
                  batch:int):
         c, w = model.config, model.lm_head.weight
-        self.model, self.offset, self.windows = model, offset, layer_windows(c)
+        self.model, self.offset, self.windows = model, offset, [l.self_attn.sliding_window for l in model.model.layers]
         self.heads, self.kv_heads, self.head_dim = c.num_attention_heads, c.num_key_value_heads, model.model.layers[0].self_attn.head_dim
         sizes = [min(W, offset + steps) if W else offset + steps for W in self.windows]
         self.k = [torch.zeros(batch, self.kv_heads, S, self.head_dim, dtype=w.dtype, device=w.device) for S in sizes]
@@ -100,7 +95,7 @@ def steps_after(model) -> bool:
 
 def continue_after(model, prefix:Tensor, # (B, T) tokens already read
                    steps:int, cache=None, # transformers' cache after `prefix` (None: prefilled here)
-                   fused:bool=False):
+                   fused:bool|None=None): # Mamba2's fused kernels (None: on CUDA when importable)
     "A stepper that starts after `prefix`, its state from one prefill forward."
     B = prefix.shape[0]
     if cache is None: cache = prefill_cache(model, prefix)
@@ -172,7 +167,7 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
     eos = eos_ids(model, kw)
     pad = next(p for p in (_setting(model, kw, "pad_token_id"), *eos, 0) if p is not None)
     track = CriteriaTracker(kw["stopping_criteria"], ids) if kw.get("stopping_criteria") else None
-    stepper = continue_after(model, ids[:, :-1], N, cache, fused=ids.is_cuda and fused_ops() is not None)
+    stepper = continue_after(model, ids[:, :-1], N, cache)
     dec = GreedyDecoder(model, ids[:, -1:], N, eos, pad, stepper=stepper, ended=track)
     dec.run()
     new, ends = dec.seq[:, 1:], eos_steps(dec.seq[:, 1:], eos)
