@@ -15,23 +15,33 @@ from transformers.models.smollm3.modeling_smollm3 import apply_rotary_pos_emb
 from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, new_state
 
 # %% auto #0
-__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'KVStepper', 'steps_after', 'continue_after', 'CriteriaTracker',
-           'eos_ids', 'new_tokens', 'served', 'fast_generate', 'with_fast_generate']
+__all__ = ['CACHE_FIELDS', 'GREEDY_ARGS', 'prefill_cache', 'mamba2_layer_states', 'mamba2_start', 'KVStepper', 'steps_after',
+           'continue_after', 'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate',
+           'with_fast_generate']
 
 # %% ../../nbs/ops/05_long_generate.ipynb #4d61044e
+CACHE_FIELDS = ("cache", "past_key_values", "cache_params")   # a model output's or a call's cache, by transformers version
+
 @torch.no_grad()
 def prefill_cache(model, ids:Tensor):
     "transformers' cache after reading `ids` (B, T): the backbone's forward, no logits; None for T = 0."
     if ids.shape[1] == 0: return None
     body = model.backbone if model.config.model_type == "mamba2" else model.model
-    return body(input_ids=ids, use_cache=True).cache
+    out = body(input_ids=ids, use_cache=True)
+    return next(v for f in CACHE_FIELDS if (v := getattr(out, f, None)) is not None)
 
 # %% ../../nbs/ops/05_long_generate.ipynb #9c1cec43
+def mamba2_layer_states(cache, i:int) -> tuple[Tensor, Tensor]:
+    "Layer i's convolution inputs (B, conv_dim, K) and SSM state (B, H, P, N) in transformers' Mamba2 cache."
+    if hasattr(cache, "get_conv_state"): return cache.get_conv_state(i), cache.get_recurrent_state(i)
+    return cache.layers[i].conv_states[0], cache.layers[i].recurrent_states[0]
+
 def mamba2_start(model, cache, batch:int):
     "A `Mamba2State` holding the states of transformers' `cache` (zeros for None)."
     st, k = new_state(model, batch), model.config.conv_kernel - 1
     for i in range(model.config.num_hidden_layers if cache is not None else 0):
-        st.conv[i].copy_(cache.get_conv_state(i)[..., -k:]); st.ssm[i].copy_(cache.get_recurrent_state(i))
+        conv, ssm = mamba2_layer_states(cache, i)
+        st.conv[i].copy_(conv[..., -k:]); st.ssm[i].copy_(ssm)
     return st
 
 # %% ../../nbs/ops/05_long_generate.ipynb #d73c91a8
@@ -138,8 +148,7 @@ def new_tokens(model, kw:dict, prompt_len:int) -> int|None:
 
 GREEDY_ARGS = {"input_ids", "inputs", "attention_mask", "max_length", "max_new_tokens", "min_new_tokens", "do_sample",
                "num_beams", "temperature", "top_p", "top_k", "eos_token_id", "pad_token_id", "stopping_criteria",
-               "use_cache", "return_dict_in_generate", "output_scores", "output_logits", "cache", "past_key_values",
-               "cache_params"}
+               "use_cache", "return_dict_in_generate", "output_scores", "output_logits", *CACHE_FIELDS}
 
 def served(model, kw:dict) -> bool:
     "Whether `fast_generate` gives `generate`'s output for these arguments: greedy, one sequence a prompt, no padding, no scores."
@@ -162,7 +171,7 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
     if "inputs" in kw: kw["input_ids"] = kw.pop("inputs")
     if len(args) > 1 or not served(model, kw): return stock(*args, **kwargs)
     ids = kw["input_ids"]; (B, P), N = ids.shape, new_tokens(model, kw, ids.shape[1])
-    cache = next((kw[k] for k in ("cache", "past_key_values", "cache_params") if kw.get(k) is not None), None)
+    cache = next((kw[k] for k in CACHE_FIELDS if kw.get(k) is not None), None)
     if N is None or N < 1 or (cache is not None and cache.get_seq_length() != P - 1): return stock(*args, **kwargs)
     eos = eos_ids(model, kw)
     pad = next(p for p in (_setting(model, kw, "pad_token_id"), *eos, 0) if p is not None)
