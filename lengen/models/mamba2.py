@@ -17,9 +17,10 @@ from safetensors import safe_open
 from ..config import ConfigError
 
 # %% auto #0
-__all__ = ['SSM_SCALARS', 'MAMBA2_OPS', 'mamba2_config', 'init_mixer_scalars', 'mamba2_reference_init', 'no_decay_names',
-           'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path', 'device_dispatch', 'conv_layout_safe',
-           'cpu_safe_mamba2_ops']
+__all__ = ['SSM_SCALARS', 'MAMBA2_OPS', 'CACHE_FIELDS', 'mamba2_config', 'init_mixer_scalars', 'mamba2_reference_init',
+           'no_decay_names', 'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path', 'device_dispatch',
+           'conv_layout_safe', 'cpu_safe_mamba2_ops', 'output_cache', 'cache_arg', 'mamba2_layer_states',
+           'mamba2_piece_tokens', 'mamba2_prefill']
 
 # %% ../../nbs/models/00_mamba2.ipynb #6a2fcb66
 def mamba2_config(arch, # the `arch` group of a TrainingConfig
@@ -176,3 +177,43 @@ def cpu_safe_mamba2_ops(module=None, # transformers' Mamba2 module (default: the
     return changed
 
 cpu_safe_mamba2_ops()
+
+# %% ../../nbs/models/00_mamba2.ipynb #a972cfb4
+CACHE_FIELDS = ("cache", "past_key_values", "cache_params")   # a model output's or a call's cache, by transformers version
+
+def output_cache(out):
+    "The cache a transformers model output holds, whatever its field is called (None without one)."
+    return next((v for f in CACHE_FIELDS if (v := getattr(out, f, None)) is not None), None)
+
+def cache_arg(body:nn.Module) -> str:
+    "The name of the cache argument of a backbone's forward: `cache` (transformers 5.24) or `cache_params` (Mamba2 in 5.17)."
+    params = inspect.signature(body.forward).parameters
+    return next(f for f in CACHE_FIELDS if f in params)
+
+# %% ../../nbs/models/00_mamba2.ipynb #004e3186
+def mamba2_layer_states(cache, i:int) -> tuple[torch.Tensor, torch.Tensor]:
+    "Layer i's convolution inputs (B, conv_dim, K) and SSM state (B, H, P, N) in transformers' Mamba2 cache."
+    if hasattr(cache, "get_conv_state"): return cache.get_conv_state(i), cache.get_recurrent_state(i)
+    return cache.layers[i].conv_states[0], cache.layers[i].recurrent_states[0]   # transformers 5.17
+
+def mamba2_piece_tokens(model:Mamba2ForCausalLM, batch:int=1) -> int:
+    "The most tokens (a power of two) one forward of `batch` rows may read with its in_proj output under 2**31 elements."
+    per_token = batch * model.backbone.layers[0].mixer.in_proj.out_features
+    return 1 << (((2**31 - 1) // per_token).bit_length() - 1)
+
+@torch.no_grad()
+def mamba2_prefill(model:Mamba2ForCausalLM, ids:torch.Tensor, # (B, T) tokens to read
+                   piece:int|None=None, # tokens a forward reads (default: mamba2_piece_tokens)
+                   use_cache:bool=True, # return the cache after the last token (always kept between pieces)
+                  ) -> tuple[torch.Tensor, object]:
+    "The backbone's final hidden states (B, T, d) over `ids`, read piece by piece, and its cache (None without use_cache)."
+    body, T = model.backbone, ids.shape[1]
+    piece = piece or mamba2_piece_tokens(model, ids.shape[0])
+    if T <= piece:
+        out = body(input_ids=ids, use_cache=use_cache)
+        return out[0], output_cache(out) if use_cache else None
+    hidden, cache, arg = [], None, cache_arg(body)
+    for s in range(0, T, piece):
+        out = body(input_ids=ids[:, s:s + piece], use_cache=True, **{arg: cache})
+        hidden.append(out[0]); cache = output_cache(out)
+    return torch.cat(hidden, 1), cache if use_cache else None

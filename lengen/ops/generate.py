@@ -12,30 +12,22 @@ from torch import Tensor
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 from transformers.models.smollm3.modeling_smollm3 import apply_rotary_pos_emb
 
+from ..models.mamba2 import CACHE_FIELDS, mamba2_layer_states, mamba2_prefill, output_cache
 from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, new_state
 
 # %% auto #0
-__all__ = ['CACHE_FIELDS', 'GREEDY_ARGS', 'prefill_cache', 'mamba2_layer_states', 'mamba2_start', 'KVStepper', 'steps_after',
-           'continue_after', 'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate',
-           'with_fast_generate']
+__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'KVStepper', 'steps_after', 'continue_after', 'CriteriaTracker',
+           'eos_ids', 'new_tokens', 'served', 'fast_generate', 'with_fast_generate']
 
 # %% ../../nbs/ops/05_long_generate.ipynb #4d61044e
-CACHE_FIELDS = ("cache", "past_key_values", "cache_params")   # a model output's or a call's cache, by transformers version
-
 @torch.no_grad()
 def prefill_cache(model, ids:Tensor):
     "transformers' cache after reading `ids` (B, T): the backbone's forward, no logits; None for T = 0."
     if ids.shape[1] == 0: return None
-    body = model.backbone if model.config.model_type == "mamba2" else model.model
-    out = body(input_ids=ids, use_cache=True)
-    return next(v for f in CACHE_FIELDS if (v := getattr(out, f, None)) is not None)
+    if model.config.model_type == "mamba2": return mamba2_prefill(model, ids)[1]
+    return output_cache(model.model(input_ids=ids, use_cache=True))
 
 # %% ../../nbs/ops/05_long_generate.ipynb #9c1cec43
-def mamba2_layer_states(cache, i:int) -> tuple[Tensor, Tensor]:
-    "Layer i's convolution inputs (B, conv_dim, K) and SSM state (B, H, P, N) in transformers' Mamba2 cache."
-    if hasattr(cache, "get_conv_state"): return cache.get_conv_state(i), cache.get_recurrent_state(i)
-    return cache.layers[i].conv_states[0], cache.layers[i].recurrent_states[0]
-
 def mamba2_start(model, cache, batch:int):
     "A `Mamba2State` holding the states of transformers' `cache` (zeros for None)."
     st, k = new_state(model, batch), model.config.conv_kernel - 1
