@@ -180,7 +180,7 @@ def fused_loss_forward(model:nn.Module, # a SmolLM3ForCausalLM (model, lm_head)
                                   hidden_states=out.hidden_states, attentions=out.attentions)
 
 # %% ../../nbs/ops/04_kernels.ipynb #9a77007f
-MAMBA2_BACKBONE_ARGS = ("inputs_embeds", "cache", "use_cache", "output_hidden_states", "attention_mask")  # what Mamba2ForCausalLM passes on
+MAMBA2_BACKBONE_ARGS = ("inputs_embeds", "cache", "cache_params", "use_cache", "output_hidden_states", "attention_mask")  # what Mamba2ForCausalLM passes on
 
 # %% ../../nbs/ops/04_kernels.ipynb #4a066dac
 def mamba2_fused_loss_forward(model:nn.Module, # a Mamba2ForCausalLM (backbone, lm_head)
