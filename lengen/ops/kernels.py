@@ -45,8 +45,8 @@ def require_kernels():
     "Refuse `kernels.liger` where Liger's kernels cannot run (`ConfigError`), saying how to run the shipped families without them."
     why = kernels_unavailable()
     if why: raise ConfigError("kernels.liger", True, "false here, or run on a CUDA GPU with triton and liger-kernel installed",
-                              hint=f"Liger's kernels cannot run in this process: {why}. The shipped SmolLM3 and Mamba2-1.3B "
-                              "runs turn them on, with a per-device batch that fits through the fused loss: with "
+                              hint=f"Liger's kernels cannot run in this process: {why}. The shipped SmolLM3, Mamba2-1.3B "
+                              "and copy runs turn them on. The first two have a per-device batch that fits through the fused loss: with "
                               "kernels.liger=false, also halve per_device_train_batch_size and double gradient_accumulation_steps.")
 
 # %% ../../nbs/ops/04_kernels.ipynb #a1081604
