@@ -55,10 +55,11 @@
 #
 # Expected time per wave. A copy run is 20,000 steps plus 11 evaluations (every 2000 steps and at the end: 10 lengths
 # to 1000 letters, ~15 s a pass alone with lengen.ops.decode's recurrent decoding of a 45M model that never stops
-# early) plus the machine's first Triton autotuning (~2 minutes, once). Measured with packed examples (shipped;
-# results/gpu/sweep_throughput_h200.json): one run alone 49 steps/s, four under MPS 94 in all, six 98 (eight do not
-# fit: ~19 GiB each). Four runs at once train their 80,000 steps in ~14 minutes, which leaves the evaluations (slower
-# when shared) ~8 minutes of a 24-minute wave: MAX_PARALLEL=4, 4 waves for the 15 copy runs. Measured (wave 1,
+# early) plus the machine's first Triton autotuning (~2 minutes, once). Measured with packed examples and without
+# Liger's kernels (results/gpu/sweep_throughput_stock_h200.json, the copy family as the 15 runs trained): one run alone
+# 49 steps/s, four under MPS 94 in all, six 98 (eight do not fit: ~19 GiB each); with kernels.liger, shipped since
+# (results/gpu/sweep_throughput_h200.json), four make 105 in all and six 107. Four runs at once train their 80,000 steps in ~14 minutes,
+# which leaves the evaluations (slower when shared) ~8 minutes of a 24-minute wave: MAX_PARALLEL=4, 4 waves for the 15 copy runs. Measured (wave 1,
 # 2026-12-01): the first step took 94 s (autotuning), the four runs ended 1080-1180 s after they started (about 18 steps/s
 # each with the evaluations), the sweep 19.7 minutes into the wave and 21 minutes into the machine; five at once (~300 s
 # more) would not end inside TIME_LIMIT. A position_85m run
