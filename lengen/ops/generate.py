@@ -16,8 +16,8 @@ from ..models.mamba2 import CACHE_FIELDS, mamba2_layer_states, mamba2_prefill, o
 from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, new_state
 
 # %% auto #0
-__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'KVStepper', 'steps_after', 'continue_after', 'CriteriaTracker',
-           'eos_ids', 'new_tokens', 'served', 'fast_generate', 'with_fast_generate']
+__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'KVStepper', 'steps_after', 'continue_after',
+           'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate', 'with_fast_generate']
 
 # %% ../../nbs/ops/05_long_generate.ipynb #4d61044e
 @torch.no_grad()
@@ -36,6 +36,20 @@ def mamba2_start(model, cache, batch:int):
         st.conv[i].copy_(conv[..., -k:]); st.ssm[i].copy_(ssm)
     return st
 
+# %% ../../nbs/ops/05_long_generate.ipynb #5a705bb4
+def split_attention(q:Tensor, # (B, H_kv, R, D) the R query heads of each key head, at one position
+                    k:Tensor, v:Tensor, # (B, H_kv, S, D) key and value buffers; S at most `chunk` or a multiple of it
+                    mask:Tensor, # (S,) bool: the slots the query sees
+                    scale:float, # the softmax temperature τ
+                    chunk:int=512) -> Tensor: # slots a piece of the value sum
+    "Attention of one position's queries over a long key/value buffer, the value sum split into pieces of `chunk` slots."
+    (B, H, R, D), S = q.shape, k.shape[2]
+    n = S // chunk if S > chunk else 1
+    s = torch.matmul(q, k.transpose(-1, -2)).float() * scale                      # (B, H, R, S)
+    p = torch.softmax(s.masked_fill(~mask, float("-inf")), -1).to(v.dtype)
+    parts = torch.matmul(p.view(B, H, R, n, -1).transpose(2, 3), v.view(B, H, n, -1, D))   # (B, H, n, R, D)
+    return parts.float().sum(2).to(q.dtype)
+
 # %% ../../nbs/ops/05_long_generate.ipynb #d73c91a8
 class KVStepper:
     "SmolLM3 one token at a time on fixed key/value buffers: a full layer keeps every position, a sliding one a ring of W."
@@ -43,11 +57,13 @@ class KVStepper:
                  cache, # transformers' cache after the first `offset` tokens, or None when offset is 0
                  offset:int, # positions already read: the step with index `pos` is at position offset + pos
                  steps:int, # steps to come (keys and values they add)
-                 batch:int):
+                 batch:int,
+                 chunk:int=512): # `split_attention`'s piece: a buffer longer than this is padded to a multiple of it
         c, w = model.config, model.lm_head.weight
         self.model, self.offset, self.windows = model, offset, [l.self_attn.sliding_window for l in model.model.layers]
         self.heads, self.kv_heads, self.head_dim = c.num_attention_heads, c.num_key_value_heads, model.model.layers[0].self_attn.head_dim
-        sizes = [min(W, offset + steps) if W else offset + steps for W in self.windows]
+        self.ring, self.chunk = [min(W, offset + steps) if W else offset + steps for W in self.windows], chunk
+        sizes = [S if S <= chunk else -(-S // chunk) * chunk for S in self.ring]   # padding slots stay empty
         self.k = [torch.zeros(batch, self.kv_heads, S, self.head_dim, dtype=w.dtype, device=w.device) for S in sizes]
         self.v = [torch.zeros_like(k) for k in self.k]
         self.slot_pos = [torch.full((S,), -1, dtype=torch.long, device=w.device) for S in sizes]   # -1: empty
@@ -56,22 +72,22 @@ class KVStepper:
 
     def reset(self):
         "The buffers as the prefill left them: its keys and values at their positions' slots, the rest empty."
-        for k, v, sp, start in zip(self.k, self.v, self.slot_pos, self.start):
+        for k, v, sp, ring, start in zip(self.k, self.v, self.slot_pos, self.ring, self.start):
             k.zero_(); v.zero_(); sp.fill_(-1)
             if start is None: continue
             pos = torch.arange(self.offset - start[0].shape[2], self.offset, device=sp.device)   # a sliding layer kept the last W-1
-            slots = pos % sp.shape[0]
+            slots = pos % ring
             k.index_copy_(2, slots, start[0].to(k.dtype)); v.index_copy_(2, slots, start[1].to(v.dtype)); sp.index_copy_(0, slots, pos)
 
     def attend(self, i:int, q:Tensor, k:Tensor, v:Tensor, p:Tensor, scale:float) -> Tensor:
         "Layer i's attention for one query a row: store k, v at p's slot, attend over the filled slots in the window."
         B, Hkv, D = q.shape[0], self.kv_heads, self.head_dim
-        slot = p % self.slot_pos[i].shape[0]
+        slot = p % self.ring[i]
         self.k[i].index_copy_(2, slot, k); self.v[i].index_copy_(2, slot, v); self.slot_pos[i].index_copy_(0, slot, p)
         sp, W = self.slot_pos[i], self.windows[i]
         mask = (sp >= 0) if W is None else (sp >= 0) & (sp > p - W)
-        o = F.scaled_dot_product_attention(q.view(B, Hkv, -1, D), self.k[i], self.v[i], attn_mask=mask[None, None, None], scale=scale)
-        return o.reshape(B, -1)                               # query head h uses key head h // (H / H_kv), as repeat_kv
+        q = q.view(B, Hkv, -1, D)                             # query head h uses key head h // (H / H_kv), as repeat_kv
+        return split_attention(q, self.k[i], self.v[i], mask, scale, self.chunk).reshape(B, -1)                               # query head h uses key head h // (H / H_kv), as repeat_kv
 
     def __call__(self, ids:Tensor, pos:Tensor) -> Tensor:
         "Float32 logits (B, vocab) of the token after `ids` (B,) at position offset + pos, adding their keys and values."
