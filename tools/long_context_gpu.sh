@@ -13,7 +13,8 @@
 #   position  lengen_eval_position at 131072 and 524288 tokens, 1 document, both models
 #   cells     the gpu cells of nbs/ops/05_long_generate.ipynb (fast_generate against transformers' generate on CUDA, tiny
 #             models; tools/run_cells.py, ~1 minute, once whatever MODELS says): $OUT/cells_long_generate.txt
-# MODELS (default "smollm3 mamba2") picks the models; LENGTHS, TASKS, CONFIGS override a stage's list.
+# MODELS (default "smollm3 mamba2") picks the models; LENGTHS, TASKS, CONFIGS override a stage's list; GEN sets RULER's
+# answer tokens a prompt (--max-gen-toks; default the task's 128, all of which a random-weight model generates).
 # Out ($OUT): long_context_h200.json (the entries the call measured) and one log per stage and model. Merge them here:
 #   python -c "import json, sys; from lengen.eval.long_context import merge_entries as m; \
 #              m('results/gpu/long_context_h200.json', json.load(open(sys.argv[1]))['entries'])" <files_at>/long_context_h200.json
@@ -47,7 +48,7 @@ for s in ${STAGES:-ckpt ruler}; do
                   mamba2)  python3 tools/random_checkpoint.py mamba2-1.3b ${CKPT[$m]} mamba2_1_3b_cpt_vpad ;;
                 esac > $OUT/ckpt_$m.log 2>&1; echo "ckpt $m: $(tail -1 $OUT/ckpt_$m.log)" ;;
       ruler)    measure ruler $m --lengths ${LENGTHS:-32768,65536,131072} --tasks ${TASKS:-niah_single_1,niah_single_2,niah_single_3} \
-                  --samples 2 --haystack-file $(haystack) ;;
+                  --samples 2 --haystack-file $(haystack) ${GEN:+--max-gen-toks $GEN} ;;
       helmet)   measure helmet $m --configs ${CONFIGS:-icl_256k,icl_512k} --samples 1 ;;
       position) measure position $m --lengths ${LENGTHS:-131072,524288} --samples 1 ;;
     esac

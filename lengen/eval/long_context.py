@@ -173,7 +173,8 @@ def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
             ok, extra = t.calls == samples, {"prompt_read_seconds": read.per_call}
         except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, m = False, _failed(e), {"peak_gib": None}
     tokens = max(t.prompt_tokens, default=length)
-    return entry(f"lengen_eval_lm --tasks {task} --metadata '{{\"max_seq_lengths\":[{length}]}}' --limit {samples}",
+    return entry(f"lengen_eval_lm --tasks {task} --metadata '{{\"max_seq_lengths\":[{length}]}}' --limit {samples}"
+                 + (f" --gen_kwargs max_gen_toks={max_gen_toks}" if max_gen_toks else ""),
                  label or Path(ckpt).name, tokens, t.per_call, _floor(ckpt, tokens, device), m["peak_gib"], ok,
                  samples=t.calls, first_sample_seconds=t.first_call, **extra)
 
@@ -277,6 +278,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--configs", default="icl_256k", help="comma-separated HELMET configs (helmet)")
     p.add_argument("--samples", type=int, default=2, help="documents (position), prompts (ruler), prompts a dataset (helmet)")
     p.add_argument("--haystack-file", help="essay corpus of the RULER essay tasks")
+    p.add_argument("--max-gen-toks", type=int, default=None, help="answer tokens a prompt (ruler; default: the task's)")
     p.add_argument("--helmet-src", help="a clone of HELMET (default: $LENGEN_HELMET_SRC)")
     p.add_argument("--real-icl-data", action="store_true", help="HELMET's ICL datasets from the Hub, not synthetic ones")
     p.add_argument("--device", default=None, help="default: cuda when available (helmet: always its own choice)")
@@ -293,7 +295,7 @@ def measure(a:argparse.Namespace) -> list[dict]:
     check_writable(Path(a.out).resolve().parent, "--out")
     if a.kind == "position": return [measure_position(a.checkpoint, L, a.samples, device=a.device, label=a.label) for L in lengths]
     if a.kind == "ruler": return [measure_ruler(a.checkpoint, L, t, a.samples, haystack=a.haystack_file, device=a.device,
-                                                label=a.label) for t in a.tasks.split(",") for L in lengths]
+                                                max_gen_toks=a.max_gen_toks, label=a.label) for t in a.tasks.split(",") for L in lengths]
     return [measure_helmet(a.checkpoint, c, a.samples, helmet_src=a.helmet_src, synthetic=not a.real_icl_data, label=a.label)
             for c in a.configs.split(",")]
 
