@@ -290,6 +290,7 @@ def _parser() -> argparse.ArgumentParser:
 def measure(a:argparse.Namespace) -> list[dict]:
     "The measurements the parsed command line asks for (arguments checked before anything is loaded)."
     if a.samples < 1: raise ConfigError("--samples", a.samples, "a positive number")
+    if a.max_gen_toks is not None and a.max_gen_toks < 1: raise ConfigError("--max-gen-toks", a.max_gen_toks, "a positive number")
     lengths = parse_lengths(a.lengths)
     resolve_checkpoint(a.checkpoint)
     check_writable(Path(a.out).resolve().parent, "--out")

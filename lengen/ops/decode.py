@@ -19,9 +19,8 @@ __all__ = ['rms_norm', 'gated_rms_norm', 'conv_step_ref', 'ssm_step_ref', 'fused
 def rms_norm(x:Tensor, # (..., d) activations
              weight:Tensor, # (d,) scale
              eps:float) -> Tensor:
-    "transformers' Mamba2RMSNorm: normalize in float32, cast back to x's dtype, scale."
-    xf = x.float()
-    return weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+    "transformers' Mamba2RMSNorm (and SmolLM3's) in one op: normalize in float32, scale, in x's dtype."
+    return F.rms_norm(x, x.shape[-1:], weight.to(x.dtype), eps)
 
 # %% ../../nbs/ops/03_greedy_decode.ipynb #91549231
 def gated_rms_norm(y:Tensor, # (..., d) SSM output
@@ -32,8 +31,7 @@ def gated_rms_norm(y:Tensor, # (..., d) SSM output
                   ) -> Tensor:
     "transformers' MambaRMSNormGated: `y * silu(z)` RMS-normalized in groups of `group_size` channels, then scaled."
     h = y.float() * F.silu(z.float())
-    g = h.view(*h.shape[:-1], -1, group_size)
-    g = g * torch.rsqrt(g.pow(2).mean(-1, keepdim=True) + eps)
+    g = F.rms_norm(h.view(*h.shape[:-1], -1, group_size), (group_size,), eps=eps)
     return weight * g.view(h.shape).to(y.dtype)
 
 # %% ../../nbs/ops/03_greedy_decode.ipynb #e89a3019

@@ -13,11 +13,12 @@ from transformers.generation.utils import GenerateDecoderOnlyOutput
 from transformers.models.smollm3.modeling_smollm3 import apply_rotary_pos_emb
 
 from ..models.mamba2 import CACHE_FIELDS, mamba2_layer_states, mamba2_prefill, output_cache
-from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, new_state
+from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, new_state, rms_norm
 
 # %% auto #0
-__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'KVStepper', 'steps_after', 'continue_after',
-           'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate', 'with_fast_generate']
+__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'norm', 'KVStepper', 'steps_after',
+           'continue_after', 'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate',
+           'with_fast_generate']
 
 # %% ../../nbs/ops/05_long_generate.ipynb #4d61044e
 @torch.no_grad()
@@ -51,6 +52,10 @@ def split_attention(q:Tensor, # (B, H_kv, R, D) the R query heads of each key he
     return parts.float().sum(2).to(q.dtype)
 
 # %% ../../nbs/ops/05_long_generate.ipynb #d73c91a8
+def norm(module, x:Tensor) -> Tensor:
+    "SmolLM3's RMSNorm `module` applied as `rms_norm` (one kernel)."
+    return rms_norm(x, module.weight, module.variance_epsilon)
+
 class KVStepper:
     "SmolLM3 one token at a time on fixed key/value buffers: a full layer keeps every position, a sliding one a ring of W."
     def __init__(self, model, # a SmolLM3 (attention scaling and sliding windows included)
@@ -96,15 +101,15 @@ class KVStepper:
         h = m.embed_tokens(ids)
         cos, sin = m.rotary_emb(h, p[None])
         for i, layer in enumerate(m.layers):
-            a, x = layer.self_attn, layer.input_layernorm(h)
+            a, x = layer.self_attn, norm(layer.input_layernorm, h)
             q = F.linear(x, a.q_proj.weight, a.q_proj.bias).view(-1, H, D)
             if hasattr(a, "query_scaling"): q = q * a.query_scaling(x, p).to(q.dtype)[..., None]   # β before RoPE, as its hook
             k, v = (F.linear(x, l.weight, l.bias).view(-1, Hkv, 1, D) for l in (a.k_proj, a.v_proj))
             q = q[:, :, None]
             if a.use_rope: q, k = apply_rotary_pos_emb(q, k, cos, sin)
             h = h + F.linear(self.attend(i, q, k, v, p, a.scaling), a.o_proj.weight, a.o_proj.bias)
-            h = h + layer.mlp(layer.post_attention_layernorm(h))
-        return self.model.lm_head(m.norm(h)).float()
+            h = h + layer.mlp(norm(layer.post_attention_layernorm, h))
+        return self.model.lm_head(norm(m.norm, h)).float()
 
 # %% ../../nbs/ops/05_long_generate.ipynb #f87200dd
 def steps_after(model) -> bool:
