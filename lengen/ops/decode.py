@@ -106,14 +106,16 @@ def new_state(model, # a transformers Mamba2ForCausalLM
 def mixer_step(mixer:nn.Module, # a transformers Mamba2Mixer
                x:Tensor, # (B, hidden) normalized input
                conv_state:Tensor, ssm_state:Tensor, # this layer's slices of a Mamba2State
-               config, fused:bool=False) -> Tensor:
+               config, fused:bool=False,
+               A:Tensor|None=None) -> Tensor: # (H,) the decay rates -exp(A_log), when the caller keeps them (None: computed)
     "The mixer's output (B, hidden) for one token per row, advancing its states in place."
     H, P, G, N = config.num_heads, config.head_dim, config.n_groups, config.state_size
     inner = int(config.expand * config.hidden_size)
     z, xBC, dt = F.linear(x, mixer.in_proj.weight, mixer.in_proj.bias).split([inner, inner + 2 * G * N, H], -1)
     xBC = (conv_step_fused if fused else conv_step_ref)(xBC, conv_state, mixer.conv1d.weight[:, 0], mixer.conv1d.bias)
     xs, B, C = xBC.split([inner, G * N, G * N], -1)
-    y = (ssm_step_fused if fused else ssm_step_ref)(ssm_state, xs.view(-1, H, P), dt, -torch.exp(mixer.A_log.float()),
+    A = -torch.exp(mixer.A_log.float()) if A is None else A
+    y = (ssm_step_fused if fused else ssm_step_ref)(ssm_state, xs.view(-1, H, P), dt, A,
                                                     B.view(-1, G, N), C.view(-1, G, N), mixer.D, mixer.dt_bias)
     group = getattr(mixer.norm, "group_size", inner)            # transformers 5.17: one group of all channels
     y = gated_rms_norm(y.view(-1, inner), z, mixer.norm.weight, config.layer_norm_epsilon, group)
@@ -122,19 +124,21 @@ def mixer_step(mixer:nn.Module, # a transformers Mamba2Mixer
 # %% ../../nbs/ops/03_greedy_decode.ipynb #66bbfaa0
 def block_step(layer:nn.Module, # a transformers Mamba2Block
                h:Tensor, # (B, hidden) residual stream
-               conv_state:Tensor, ssm_state:Tensor, config, fused:bool=False) -> Tensor:
+               conv_state:Tensor, ssm_state:Tensor, config, fused:bool=False, A:Tensor|None=None) -> Tensor:
     "The residual stream after `layer`, for one token per row."
     x = rms_norm(h.to(layer.norm.weight.dtype), layer.norm.weight, config.layer_norm_epsilon)
-    return (h.float() if config.residual_in_fp32 else h) + mixer_step(layer.mixer, x, conv_state, ssm_state, config, fused)
+    return (h.float() if config.residual_in_fp32 else h) + mixer_step(layer.mixer, x, conv_state, ssm_state, config, fused, A)
 
 # %% ../../nbs/ops/03_greedy_decode.ipynb #59d79e84
 def mamba2_step(model, # a transformers Mamba2ForCausalLM
                 ids:Tensor, # (B,) one token per row
-                state:Mamba2State, fused:bool=False) -> Tensor:
+                state:Mamba2State, fused:bool=False,
+                decays:list[Tensor]|None=None) -> Tensor: # each layer's -exp(A_log), when the caller keeps them
     "Float32 logits (B, vocab) of the token after `ids`, advancing `state` in place: the model run recurrently."
     c, bb = model.config, model.backbone
     h = F.embedding(ids, bb.embeddings.weight)
-    for i, layer in enumerate(bb.layers): h = block_step(layer, h, state.conv[i], state.ssm[i], c, fused)
+    for i, layer in enumerate(bb.layers):
+        h = block_step(layer, h, state.conv[i], state.ssm[i], c, fused, decays[i] if decays else None)
     h = rms_norm(h, bb.norm_f.weight, c.layer_norm_epsilon)
     return F.linear(h.to(model.lm_head.weight.dtype), model.lm_head.weight).float()
 
@@ -149,6 +153,7 @@ class Mamba2Stepper:
         self.model, self.start = model, start
         self.fused = cuda and fused_ops() is not None if fused is None else fused
         self.state = new_state(model, batch)
+        self.decays = [-torch.exp(l.mixer.A_log.float()) for l in model.backbone.layers]   # once, not three kernels a layer a step
         self.reset()
 
     def reset(self):
@@ -158,7 +163,7 @@ class Mamba2Stepper:
 
     def __call__(self, ids:Tensor, pos:Tensor) -> Tensor: # (B,) tokens; the step's index (unused: the state is the position)
         "Float32 logits (B, vocab) of the next token, advancing the states."
-        return mamba2_step(self.model, ids, self.state, self.fused)
+        return mamba2_step(self.model, ids, self.state, self.fused, self.decays)
 
 # %% ../../nbs/ops/03_greedy_decode.ipynb #35d5812e
 def decodable(model) -> bool:
