@@ -10,13 +10,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 from transformers.generation.utils import GenerateDecoderOnlyOutput
-from transformers.models.smollm3.modeling_smollm3 import apply_rotary_pos_emb
+from transformers.models.smollm3.modeling_smollm3 import rotate_half
 
 from ..models.mamba2 import CACHE_FIELDS, mamba2_layer_states, mamba2_prefill, output_cache
 from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, new_state, rms_norm
 
 # %% auto #0
-__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'norm', 'KVStepper', 'steps_after',
+__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'rope_matrix', 'norm', 'KVStepper', 'steps_after',
            'continue_after', 'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate',
            'with_fast_generate']
 
@@ -51,6 +51,13 @@ def split_attention(q:Tensor, # (B, H_kv, R, D) the R query heads of each key he
     parts = torch.matmul(p.view(B, H, R, n, -1).transpose(2, 3), v.view(B, H, n, -1, D))   # (B, H, n, R, D)
     return parts.float().sum(2).to(q.dtype)
 
+# %% ../../nbs/ops/05_long_generate.ipynb #8e5c78e0
+def rope_matrix(cos:Tensor, sin:Tensor) -> Tensor: # (..., D) one position's cosines and sines, as `rotary_emb` gives them
+    "RoPE at one position as a (D, D) matrix R: x @ R = x cos + rotate_half(x) sin, transformers' `apply_rotary_pos_emb`."
+    cos, sin = cos.reshape(-1), sin.reshape(-1)
+    eye = torch.eye(cos.shape[0], dtype=cos.dtype, device=cos.device)
+    return eye * cos + rotate_half(eye) * sin
+
 # %% ../../nbs/ops/05_long_generate.ipynb #d73c91a8
 def norm(module, x:Tensor) -> Tensor:
     "SmolLM3's RMSNorm `module` applied as `rms_norm` (one kernel)."
@@ -65,49 +72,59 @@ class KVStepper:
                  batch:int,
                  chunk:int=512): # `split_attention`'s piece: a buffer longer than this is padded to a multiple of it
         c, w = model.config, model.lm_head.weight
-        self.model, self.offset, self.windows = model, offset, [l.self_attn.sliding_window for l in model.model.layers]
+        self.model, self.offset, self.chunk = model, offset, chunk
+        self.windows = [l.self_attn.sliding_window for l in model.model.layers]   # None: a full layer
         self.heads, self.kv_heads, self.head_dim = c.num_attention_heads, c.num_key_value_heads, model.model.layers[0].self_attn.head_dim
-        self.ring, self.chunk = [min(W, offset + steps) if W else offset + steps for W in self.windows], chunk
-        sizes = [S if S <= chunk else -(-S // chunk) * chunk for S in self.ring]   # padding slots stay empty
-        self.k = [torch.zeros(batch, self.kv_heads, S, self.head_dim, dtype=w.dtype, device=w.device) for S in sizes]
+        self.ring = {W: min(W, offset + steps) if W else offset + steps for W in self.windows}
+        size = {W: S if S <= chunk else -(-S // chunk) * chunk for W, S in self.ring.items()}   # padding slots stay empty
+        self.k = [torch.zeros(batch, self.kv_heads, size[W], self.head_dim, dtype=w.dtype, device=w.device) for W in self.windows]
         self.v = [torch.zeros_like(k) for k in self.k]
-        self.slot_pos = [torch.full((S,), -1, dtype=torch.long, device=w.device) for S in sizes]   # -1: empty
-        self.start = [None if cache is None else (cache.layers[i].keys, cache.layers[i].values) for i in range(len(sizes))]
+        self.slot_pos = {W: torch.full((S,), -1, dtype=torch.long, device=w.device) for W, S in size.items()}   # -1: empty
+        self.start = [None if cache is None else (cache.layers[i].keys, cache.layers[i].values) for i in range(len(self.windows))]
         self.reset()
 
     def reset(self):
         "The buffers as the prefill left them: its keys and values at their positions' slots, the rest empty."
-        for k, v, sp, ring, start in zip(self.k, self.v, self.slot_pos, self.ring, self.start):
-            k.zero_(); v.zero_(); sp.fill_(-1)
+        for sp in self.slot_pos.values(): sp.fill_(-1)
+        for k, v, W, start in zip(self.k, self.v, self.windows, self.start):
+            k.zero_(); v.zero_()
             if start is None: continue
-            pos = torch.arange(self.offset - start[0].shape[2], self.offset, device=sp.device)   # a sliding layer kept the last W-1
-            slots = pos % ring
-            k.index_copy_(2, slots, start[0].to(k.dtype)); v.index_copy_(2, slots, start[1].to(v.dtype)); sp.index_copy_(0, slots, pos)
+            pos = torch.arange(self.offset - start[0].shape[2], self.offset, device=k.device)   # a sliding layer kept the last W-1
+            slots = pos % self.ring[W]
+            k.index_copy_(2, slots, start[0].to(k.dtype)); v.index_copy_(2, slots, start[1].to(v.dtype))
+            self.slot_pos[W].index_copy_(0, slots, pos)       # the same for every layer of this window
 
-    def attend(self, i:int, q:Tensor, k:Tensor, v:Tensor, p:Tensor, scale:float) -> Tensor:
-        "Layer i's attention for one query a row: store k, v at p's slot, attend over the filled slots in the window."
+    def seen(self, p:Tensor) -> dict:
+        "For each window: position p's slot (recorded in `slot_pos`) and the mask of the slots a query at p attends to."
+        out = {}
+        for W, sp in self.slot_pos.items():
+            slot = p % self.ring[W]
+            sp.index_copy_(0, slot, p)
+            out[W] = slot, (sp >= 0) if W is None else (sp >= 0) & (sp > p - W)
+        return out
+
+    def attend(self, i:int, q:Tensor, k:Tensor, v:Tensor, slot:Tensor, mask:Tensor, scale:float) -> Tensor:
+        "Layer i's attention for one query a row: store k, v at the step's slot, attend over the slots in `mask`."
         B, Hkv, D = q.shape[0], self.kv_heads, self.head_dim
-        slot = p % self.ring[i]
-        self.k[i].index_copy_(2, slot, k); self.v[i].index_copy_(2, slot, v); self.slot_pos[i].index_copy_(0, slot, p)
-        sp, W = self.slot_pos[i], self.windows[i]
-        mask = (sp >= 0) if W is None else (sp >= 0) & (sp > p - W)
+        self.k[i].index_copy_(2, slot, k); self.v[i].index_copy_(2, slot, v)
         q = q.view(B, Hkv, -1, D)                             # query head h uses key head h // (H / H_kv), as repeat_kv
-        return split_attention(q, self.k[i], self.v[i], mask, scale, self.chunk).reshape(B, -1)                               # query head h uses key head h // (H / H_kv), as repeat_kv
+        return split_attention(q, self.k[i], self.v[i], mask, scale, self.chunk).reshape(B, -1)
 
     def __call__(self, ids:Tensor, pos:Tensor) -> Tensor:
         "Float32 logits (B, vocab) of the token after `ids` (B,) at position offset + pos, adding their keys and values."
         m, H, Hkv, D = self.model.model, self.heads, self.kv_heads, self.head_dim
         p = pos + self.offset
+        seen = self.seen(p)                                   # once a step, shared by the layers of a window
         h = m.embed_tokens(ids)
-        cos, sin = m.rotary_emb(h, p[None])
+        rot = rope_matrix(*m.rotary_emb(h, p[None]))
         for i, layer in enumerate(m.layers):
             a, x = layer.self_attn, norm(layer.input_layernorm, h)
             q = F.linear(x, a.q_proj.weight, a.q_proj.bias).view(-1, H, D)
             if hasattr(a, "query_scaling"): q = q * a.query_scaling(x, p).to(q.dtype)[..., None]   # β before RoPE, as its hook
             k, v = (F.linear(x, l.weight, l.bias).view(-1, Hkv, 1, D) for l in (a.k_proj, a.v_proj))
             q = q[:, :, None]
-            if a.use_rope: q, k = apply_rotary_pos_emb(q, k, cos, sin)
-            h = h + F.linear(self.attend(i, q, k, v, p, a.scaling), a.o_proj.weight, a.o_proj.bias)
+            if a.use_rope: q, k = q @ rot, k @ rot
+            h = h + F.linear(self.attend(i, q, k, v, *seen[self.windows[i]], a.scaling), a.o_proj.weight, a.o_proj.bias)
             h = h + layer.mlp(norm(layer.post_attention_layernorm, h))
         return self.model.lm_head(norm(m.norm, h)).float()
 
