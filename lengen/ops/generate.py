@@ -46,12 +46,12 @@ def split_attention(q:Tensor, # (B, H_kv, R, D) the R query heads of each key he
     "Attention of one position's queries over a long key/value buffer, the value sum split into pieces of `chunk` slots."
     (B, H, R, D), S = q.shape, k.shape[2]
     n = S // chunk if S > chunk else 1
-    s = torch.matmul(q, k.transpose(-1, -2)).float() * scale                      # (B, H, R, S)
-    p = torch.softmax(s.masked_fill(~mask, float("-inf")), -1).to(v.dtype)
+    s = torch.matmul(q * scale, k.transpose(-1, -2))                              # (B, H, R, S)
+    p = torch.softmax(torch.where(mask, s, float("-inf")), -1)
     parts = torch.matmul(p.view(B, H, R, n, -1).transpose(2, 3), v.view(B, H, n, -1, D))   # (B, H, n, R, D)
-    return parts.float().sum(2).to(q.dtype)
+    return parts.sum(2)
 
-# %% ../../nbs/ops/05_long_generate.ipynb #8e5c78e0
+# %% ../../nbs/ops/05_long_generate.ipynb #1497f20d
 def rope_matrix(cos:Tensor, sin:Tensor) -> Tensor: # (..., D) one position's cosines and sines, as `rotary_emb` gives them
     "RoPE at one position as a (D, D) matrix R: x @ R = x cos + rotate_half(x) sin, transformers' `apply_rotary_pos_emb`."
     cos, sin = cos.reshape(-1), sin.reshape(-1)
