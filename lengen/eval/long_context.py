@@ -19,6 +19,7 @@ from ..config import ConfigError
 from ..checkpoints import resolve_checkpoint
 from ..io import check_writable, repo_root, run_cli, write_json
 from ..ops import generate as fast_generation
+from ..ops.decode import GreedyDecoder
 from .common import load_for_eval, measured
 from .copy_task import parse_lengths
 from .position import evaluate_positions
@@ -27,9 +28,9 @@ from .helmet import helmet_src_dir, import_helmet, run_helmet
 
 # %% auto #0
 __all__ = ['ICL_HUB_DATASETS', 'ICL_WORDS', 'H200_RESULTS', 'KINDS', 'PROG', 'prefill_seconds', 'CallTimer', 'prompt_reads',
-           'generate_tokens', 'entry', 'random_documents', 'measure_position', 'measure_ruler', 'synthetic_icl_dataset',
-           'synthetic_icl', 'measure_helmet', 'merge_entries', 'long_context_table', 'committed_entries', 'measure',
-           'main']
+           'graph_captures', 'fast_path_parts', 'generate_tokens', 'entry', 'random_documents', 'measure_position',
+           'measure_ruler', 'synthetic_icl_dataset', 'synthetic_icl', 'measure_helmet', 'merge_entries',
+           'long_context_table', 'committed_entries', 'measure', 'main']
 
 # %% ../../nbs/eval/05_long_context.ipynb #53b7e46e
 @torch.no_grad()
@@ -81,6 +82,14 @@ class CallTimer:
 def prompt_reads() -> CallTimer:
     "A `CallTimer` of `fast_generate`'s read of the prompt (`continue_after`: the prefill forward, the step's buffers)."
     return CallTimer(fast_generation, "continue_after", lambda args, kwargs, out: args[0].shape[1])
+
+def graph_captures() -> CallTimer:
+    "A `CallTimer` of `GreedyDecoder.capture`: the step's eager warm-up and its CUDA graph capture (on CUDA, once a sample)."
+    return CallTimer(GreedyDecoder, "capture", lambda args, kwargs, out: 0)
+
+def fast_path_parts(read:CallTimer, capture:CallTimer) -> dict:
+    "The parts of a sample `fast_generate` served, for `entry`: its prompt read's seconds and its capture's (None: none)."
+    return {"prompt_read_seconds": read.per_call, "capture_seconds": capture.per_call}
 
 def generate_tokens(args, kwargs, out) -> int:
     "Prompt tokens of a transformers `generate` call, or of lm-eval's `HFLM._model_generate` (its context comes first)."
@@ -167,10 +176,10 @@ def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
             *(["--gen_kwargs", f"max_gen_toks={max_gen_toks}"] if max_gen_toks else []),
             *(["--haystack-file", haystack] if haystack else [])]
     from lm_eval.models.huggingface import HFLM  # optional: the eval extra (lm-eval)
-    with CallTimer(HFLM, "_model_generate", generate_tokens) as t, prompt_reads() as read:   # t: all of a sample's generation
+    with CallTimer(HFLM, "_model_generate", generate_tokens) as t, prompt_reads() as read, graph_captures() as cap:
         try:
             with measured(device) as m, contextlib.redirect_stdout(sys.stderr): evaluate_lm(argv)
-            ok, extra = t.calls == samples, {"prompt_read_seconds": read.per_call}
+            ok, extra = t.calls == samples, fast_path_parts(read, cap)   # t: all of a sample's generation
         except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, m = False, _failed(e), {"peak_gib": None}
     tokens = max(t.prompt_tokens, default=length)
     return entry(f"lengen_eval_lm --tasks {task} --metadata '{{\"max_seq_lengths\":[{length}]}}' --limit {samples}"
@@ -224,10 +233,10 @@ def measure_helmet(ckpt:str, # local checkpoint directory or Hub id
     with contextlib.ExitStack() as stack:
         if synthetic: stack.enter_context(synthetic_icl(helmet))
         t = stack.enter_context(CallTimer(helmet.model_utils.HFModel, "generate", lambda a, k, out: out["input_len"]))
-        read = stack.enter_context(prompt_reads())
+        read, cap = stack.enter_context(prompt_reads()), stack.enter_context(graph_captures())
         try:
             with measured() as m: res = run_helmet(str(helmet.src), config, ckpt, str(work), argv)
-            ok, extra = all(res.outputs.values()), {"prompt_read_seconds": read.per_call}
+            ok, extra = all(res.outputs.values()), fast_path_parts(read, cap)
         except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, m = False, _failed(e), {"peak_gib": None}
     tokens = max(t.prompt_tokens, default=0)
     return entry(f"lengen_eval_helmet --config {Path(config).stem} --max_test_samples {samples}"
@@ -250,7 +259,8 @@ def long_context_table(entries:list[dict]) -> pd.DataFrame:
     ratio = lambda e: round(e["seconds_per_sample"] / e["prefill_seconds"], 2) if e["seconds_per_sample"] and e["prefill_seconds"] else None
     return pd.DataFrame([{"command": e["command"], "model": e["model"], "prompt tokens": e["prompt_tokens"],
                           "s / sample": e["seconds_per_sample"], "prefill s": e["prefill_seconds"], "× prefill": ratio(e),
-                          "prompt read s": e.get("prompt_read_seconds"), "first sample s": e.get("first_sample_seconds"),
+                          "prompt read s": e.get("prompt_read_seconds"), "capture s": e.get("capture_seconds"),
+                          "first sample s": e.get("first_sample_seconds"),
                           "peak GiB": e["peak_gib"], "ok": e["ok"]} for e in entries])
 
 # %% ../../nbs/eval/05_long_context.ipynb #4a7b2c90
