@@ -84,7 +84,7 @@ def prompt_reads() -> CallTimer:
     return CallTimer(fast_generation, "continue_after", lambda args, kwargs, out: args[0].shape[1])
 
 def graph_captures() -> CallTimer:
-    "A `CallTimer` of `GreedyDecoder.capture`: the step's eager warm-up and its CUDA graph capture (on CUDA, once a sample)."
+    "A `CallTimer` of `GreedyDecoder`'s capture: the step's eager warm-up and its CUDA graph capture (on CUDA, once a sample)."
     return CallTimer(GreedyDecoder, "capture", lambda args, kwargs, out: 0)
 
 def fast_path_parts(read:CallTimer, capture:CallTimer) -> dict:
