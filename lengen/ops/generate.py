@@ -16,8 +16,8 @@ from ..models.mamba2 import CACHE_FIELDS, mamba2_layer_states, mamba2_prefill, o
 from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, new_state, rms_norm
 
 # %% auto #0
-__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'rope_matrix', 'norm', 'KVStepper', 'steps_after',
-           'continue_after', 'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate',
+__all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'rope_matrix', 'module_rms_norm', 'KVStepper',
+           'steps_after', 'continue_after', 'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate',
            'with_fast_generate']
 
 # %% ../../nbs/ops/05_long_generate.ipynb #4d61044e
@@ -59,7 +59,7 @@ def rope_matrix(cos:Tensor, sin:Tensor) -> Tensor: # (..., D) one position's cos
     return eye * cos + rotate_half(eye) * sin
 
 # %% ../../nbs/ops/05_long_generate.ipynb #d73c91a8
-def norm(module, x:Tensor) -> Tensor:
+def module_rms_norm(module, x:Tensor) -> Tensor:
     "SmolLM3's RMSNorm `module` applied as `rms_norm` (one kernel)."
     return rms_norm(x, module.weight, module.variance_epsilon)
 
@@ -118,15 +118,15 @@ class KVStepper:
         h = m.embed_tokens(ids)
         rot = rope_matrix(*m.rotary_emb(h, p[None]))
         for i, layer in enumerate(m.layers):
-            a, x = layer.self_attn, norm(layer.input_layernorm, h)
+            a, x = layer.self_attn, module_rms_norm(layer.input_layernorm, h)
             q = F.linear(x, a.q_proj.weight, a.q_proj.bias).view(-1, H, D)
             if hasattr(a, "query_scaling"): q = q * a.query_scaling(x, p).to(q.dtype)[..., None]   # β before RoPE, as its hook
             k, v = (F.linear(x, l.weight, l.bias).view(-1, Hkv, 1, D) for l in (a.k_proj, a.v_proj))
             q = q[:, :, None]
             if a.use_rope: q, k = q @ rot, k @ rot
             h = h + F.linear(self.attend(i, q, k, v, *seen[self.windows[i]], a.scaling), a.o_proj.weight, a.o_proj.bias)
-            h = h + layer.mlp(norm(layer.post_attention_layernorm, h))
-        return self.model.lm_head(norm(m.norm, h)).float()
+            h = h + layer.mlp(module_rms_norm(layer.post_attention_layernorm, h))
+        return self.model.lm_head(module_rms_norm(m.norm, h)).float()
 
 # %% ../../nbs/ops/05_long_generate.ipynb #f87200dd
 def steps_after(model) -> bool:
