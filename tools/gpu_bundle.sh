@@ -17,7 +17,7 @@ bash tools/slim_kernels.sh "$GPU/wheels"
 mkdir -p .gpu_eval/wheels
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform any \
-  -d .gpu_eval/wheels lm-eval==0.4.13 pytablewriter dataproperty mbstrdecoder pathvalidate tabledata tcolorpy typepy chardet \
+  -d .gpu_eval/wheels lm-eval==0.4.13 pytablewriter dataproperty mbstrdecoder pathvalidate tabledata tcolorpy typepy "chardet<6" \
   rouge-score absl-py nltk wonderwords defusedxml click joblib sacrebleu portalocker colorama tabulate lxml more-itertools pytrec-eval-terrier
 python3 -m pip wheel -q --no-deps -w .gpu_eval/wheels sqlitedict word2number   # published as sdists only (pure Python)
 rm -rf .gpu_eval/helmet-src && cp -r "$GPU/../reference/helmet-src" .gpu_eval/helmet-src

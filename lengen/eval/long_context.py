@@ -5,6 +5,7 @@
 # %% ../../nbs/eval/05_long_context.ipynb #7228cf8d
 from __future__ import annotations
 import argparse, contextlib, json, random, sys, tempfile
+from functools import partial
 from pathlib import Path
 from unittest import mock
 
@@ -22,7 +23,7 @@ from ..ops import generate as fast_generation
 from ..ops.decode import GreedyDecoder
 from .common import load_for_eval, measured
 from .copy_task import parse_lengths
-from .position import evaluate_positions
+from .position import evaluate_positions, final_hidden
 from .lm import evaluate_lm
 from .helmet import helmet_src_dir, import_helmet, run_helmet
 
@@ -30,17 +31,19 @@ from .helmet import helmet_src_dir, import_helmet, run_helmet
 __all__ = ['ICL_HUB_DATASETS', 'ICL_WORDS', 'H200_RESULTS', 'KINDS', 'PROG', 'prefill_seconds', 'CallTimer', 'prompt_reads',
            'graph_captures', 'fast_path_parts', 'generate_tokens', 'entry', 'random_documents', 'measure_position',
            'measure_ruler', 'synthetic_icl_dataset', 'synthetic_icl', 'measure_helmet', 'merge_entries',
-           'long_context_table', 'committed_entries', 'measure', 'main']
+           'long_context_table', 'committed_entries', 'measurements', 'main']
 
 # %% ../../nbs/eval/05_long_context.ipynb #53b7e46e
 @torch.no_grad()
 def prefill_seconds(model, # a causal LM, on the device to measure
                     tokens:int, # prompt length
                     seed:int=0) -> dict:
-    "One forward of a random `tokens`-token prompt, no cache, last logits only: its seconds and peak GiB."
+    "One pass of a random `tokens`-token prompt as the commands read it, no cache, last logits only: its seconds and peak GiB."
     ids = torch.randint(0, model.config.vocab_size, (1, tokens), generator=torch.Generator().manual_seed(seed)).to(model.device)
-    model(ids, use_cache=False, logits_to_keep=1)   # warm-up: kernels compiled and autotuned for these shapes
-    with measured(model.device) as m: model(ids, use_cache=False, logits_to_keep=1)
+    head = model.get_output_embeddings()
+    read = lambda: head(final_hidden(model, ids)[:, -1:].to(head.weight.dtype))   # as the model's forward casts it
+    read()   # warm-up: kernels compiled and autotuned for these shapes
+    with measured(model.device) as m: read()
     return m
 
 # %% ../../nbs/eval/05_long_context.ipynb #191b50eb
@@ -297,25 +300,28 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../../nbs/eval/05_long_context.ipynb #47c6bdc9
-def measure(a:argparse.Namespace) -> list[dict]:
-    "The measurements the parsed command line asks for (arguments checked before anything is loaded)."
+def measurements(a:argparse.Namespace) -> list:
+    "The measurements the parsed command line asks for, each a call that returns its entry (arguments checked first)."
     if a.samples < 1: raise ConfigError("--samples", a.samples, "a positive number")
     if a.max_gen_toks is not None and a.max_gen_toks < 1: raise ConfigError("--max-gen-toks", a.max_gen_toks, "a positive number")
     lengths = parse_lengths(a.lengths)
     resolve_checkpoint(a.checkpoint)
     check_writable(Path(a.out).resolve().parent, "--out")
-    if a.kind == "position": return [measure_position(a.checkpoint, L, a.samples, device=a.device, label=a.label) for L in lengths]
-    if a.kind == "ruler": return [measure_ruler(a.checkpoint, L, t, a.samples, haystack=a.haystack_file, device=a.device,
-                                                max_gen_toks=a.max_gen_toks, label=a.label) for t in a.tasks.split(",") for L in lengths]
-    return [measure_helmet(a.checkpoint, c, a.samples, helmet_src=a.helmet_src, synthetic=not a.real_icl_data, label=a.label)
-            for c in a.configs.split(",")]
+    if a.kind == "position": return [partial(measure_position, a.checkpoint, L, a.samples, device=a.device, label=a.label)
+                                     for L in lengths]
+    if a.kind == "ruler": return [partial(measure_ruler, a.checkpoint, L, t, a.samples, haystack=a.haystack_file, device=a.device,
+                                          max_gen_toks=a.max_gen_toks, label=a.label) for t in a.tasks.split(",") for L in lengths]
+    return [partial(measure_helmet, a.checkpoint, c, a.samples, helmet_src=a.helmet_src, synthetic=not a.real_icl_data,
+                    label=a.label) for c in a.configs.split(",")]
 
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `python -m lengen.eval.long_context`."
     a = _parser().parse_args(argv)
     def run():
-        new = measure(a)
-        merge_entries(a.out, new)
+        new = []
+        for m in measurements(a):
+            new.append(m())
+            merge_entries(a.out, new[-1:])   # each entry lands once measured: a call cut off by a time limit keeps the others
         print(long_context_table(new).to_string(index=False))
     return run_cli(PROG, run)
 
