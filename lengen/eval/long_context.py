@@ -156,8 +156,8 @@ def measure_position(ckpt:str, # local checkpoint directory or Hub id
                                              device=device, progress=False)
     try:
         first = run(first_doc, "first_document")["seconds"]
-        r = run(docs, "per_position_ce")
-        ok, extra = bool(np.isfinite(r["per_position_ce"]).all()), {"first_sample_seconds": first}
+        with measured(device) as m: r = run(docs, "per_position_ce")
+        ok, extra = bool(np.isfinite(r["per_position_ce"]).all()), {"first_sample_seconds": first, "command_seconds": m["seconds"]}
         seconds, peak = r["seconds"] / r["num_documents"], r["peak_gib"]
     except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, seconds, peak = False, _failed(e), None, None
     return entry(f"lengen_eval_position CKPT --dataset-file DOCS --max-length {length}", label or Path(ckpt).name, length,
@@ -182,7 +182,7 @@ def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
     with CallTimer(HFLM, "_model_generate", generate_tokens) as t, prompt_reads() as read, graph_captures() as cap:
         try:
             with measured(device) as m, contextlib.redirect_stdout(sys.stderr): evaluate_lm(argv)
-            ok, extra = t.calls == samples, fast_path_parts(read, cap)   # t: all of a sample's generation
+            ok, extra = t.calls == samples, {**fast_path_parts(read, cap), "command_seconds": m["seconds"]}   # t: a sample's generation
         except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, m = False, _failed(e), {"peak_gib": None}
     tokens = max(t.prompt_tokens, default=length)
     return entry(f"lengen_eval_lm --tasks {task} --metadata '{{\"max_seq_lengths\":[{length}]}}' --limit {samples}"
@@ -239,7 +239,7 @@ def measure_helmet(ckpt:str, # local checkpoint directory or Hub id
         read, cap = stack.enter_context(prompt_reads()), stack.enter_context(graph_captures())
         try:
             with measured() as m: res = run_helmet(str(helmet.src), config, ckpt, str(work), argv)
-            ok, extra = all(res.outputs.values()), fast_path_parts(read, cap)
+            ok, extra = all(res.outputs.values()), {**fast_path_parts(read, cap), "command_seconds": m["seconds"]}
         except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, m = False, _failed(e), {"peak_gib": None}
     tokens = max(t.prompt_tokens, default=0)
     return entry(f"lengen_eval_helmet --config {Path(config).stem} --max_test_samples {samples}"
@@ -258,13 +258,15 @@ def merge_entries(path, # a JSON file of entries (created when missing)
     return merged
 
 def long_context_table(entries:list[dict]) -> pd.DataFrame:
-    "One row a measurement: seconds a sample against the bare prefill, the first sample's, peak GiB, whether it ran."
+    "One row a measurement: seconds a sample against the bare prefill, its parts, peak GiB, whether it ran."
     ratio = lambda e: round(e["seconds_per_sample"] / e["prefill_seconds"], 2) if e["seconds_per_sample"] and e["prefill_seconds"] else None
-    return pd.DataFrame([{"command": e["command"], "model": e["model"], "prompt tokens": e["prompt_tokens"],
-                          "s / sample": e["seconds_per_sample"], "prefill s": e["prefill_seconds"], "× prefill": ratio(e),
-                          "prompt read s": e.get("prompt_read_seconds"), "capture s": e.get("capture_seconds"),
-                          "first sample s": e.get("first_sample_seconds"),
-                          "peak GiB": e["peak_gib"], "ok": e["ok"]} for e in entries])
+    t = pd.DataFrame([{"command": e["command"], "model": e["model"], "prompt tokens": e["prompt_tokens"],
+                      "s / sample": e["seconds_per_sample"], "prefill s": e["prefill_seconds"], "× prefill": ratio(e),
+                      "prompt read s": e.get("prompt_read_seconds"), "capture s": e.get("capture_seconds"),
+                      "first sample s": e.get("first_sample_seconds"), "command s": e.get("command_seconds"),
+                      "peak GiB": e["peak_gib"], "ok": e["ok"]} for e in entries])
+    optional = ["prompt read s", "capture s", "first sample s", "command s"]   # a command's parts: shown where measured
+    return t.drop(columns=[c for c in optional if t[c].isna().all()])
 
 # %% ../../nbs/eval/05_long_context.ipynb #4a7b2c90
 H200_RESULTS = "results/gpu/long_context_h200.json"  # the H200 measurements, in the checkout
@@ -272,10 +274,11 @@ H200_RESULTS = "results/gpu/long_context_h200.json"  # the H200 measurements, in
 def committed_entries(command:str="", # keep the entries whose command starts with this, e.g. "lengen_eval_position"
                       path=None, # a results file (default: the checkout's H200_RESULTS)
                      ) -> list[dict]:
-    "The measurements of a results file, those of one command when given; none when the file is missing."
+    "The measurements of a results file, those of one command when given, by command, model and length; none when missing."
     path = Path(path) if path else repo_root()/H200_RESULTS
     if not path.is_file(): return []
-    return [e for e in json.loads(path.read_text())["entries"] if e["command"].startswith(command)]
+    kept = [e for e in json.loads(path.read_text())["entries"] if e["command"].startswith(command)]
+    return sorted(kept, key=lambda e: (e["command"].split()[0], e["model"], e["prompt_tokens"], e["command"]))
 
 # %% ../../nbs/eval/05_long_context.ipynb #6e8ee8ac
 KINDS = ("position", "ruler", "helmet")
