@@ -196,7 +196,7 @@ class GreedyDecoder:
                  max_new_tokens:int,
                  eos_id:int|list[int], # the token (or tokens) that end a row
                  pad_id:int,
-                 check_every:int=32, # generated tokens between the host's checks that every row has ended
+                 check_every:int=32, # generated tokens between the host's checks that every row has ended (after 1, 2, 4, ...)
                  fused:bool|None=None, # the default stepper's causal_conv1d / mamba_ssm kernels (None: on CUDA when importable)
                  cuda_graph:bool|None=None, # capture the step as a CUDA graph (None: on CUDA)
                  stepper=None, # `(ids, pos) -> logits` and `reset()`: the model and its state (None: a `Mamba2Stepper`)
@@ -255,7 +255,8 @@ class GreedyDecoder:
         for t in range(self.P + self.N - 1):
             step(); self.steps += 1
             made = t + 2 - self.P                                     # tokens generated so far
-            if made > 0 and made % self.check_every == 0 and self.all_ended(made): break
+            due = made > 0 and (made & (made - 1) == 0 or made % self.check_every == 0)   # 1, 2, 4, 8, 16, then every 32
+            if due and self.all_ended(made): break
         return trim_finished(self.seq[:, self.P:], self.eos)
 
 # %% ../../nbs/ops/03_greedy_decode.ipynb #68ccd8e0
