@@ -161,6 +161,14 @@ class Mamba2Stepper:
         if self.start is None: self.state.zero_(); return
         self.state.conv.copy_(self.start.conv); self.state.ssm.copy_(self.start.ssm)
 
+    def fits(self, offset:int, steps:int, batch:int) -> bool:
+        "Whether `restart` serves `batch` rows (a recurrent state has room for any offset and steps)."
+        return batch == self.state.ssm.shape[1]
+
+    def restart(self, start:Mamba2State|None):
+        "Start from other states, in the same buffers (a captured step replays on them)."
+        self.start = start; self.reset()
+
     def __call__(self, ids:Tensor, pos:Tensor) -> Tensor: # (B,) tokens; the step's index (unused: the state is the position)
         "Float32 logits (B, vocab) of the next token, advancing the states."
         return mamba2_step(self.model, ids, self.state, self.fused, self.decays)
@@ -204,7 +212,7 @@ class GreedyDecoder:
         if stepper is None and not decodable(model):
             raise ValueError(f"GreedyDecoder runs Mamba2 models with SiLU and no time-step limit, not this {type(model).__name__}")
         if max_new_tokens < 1: raise ValueError(f"max_new_tokens must be at least 1, not {max_new_tokens}")
-        self.model, self.prompts, self.pad, self.check_every, self.ended = model, prompts, pad_id, check_every, ended
+        self.model, self.prompts, self.pad, self.check_every, self.ended = model, prompts.clone(), pad_id, check_every, ended
         self.eos = torch.as_tensor(eos_id, device=prompts.device).flatten()
         self.cuda_graph = prompts.is_cuda if cuda_graph is None else cuda_graph
         (B, self.P), self.N = prompts.shape, max_new_tokens
@@ -212,6 +220,7 @@ class GreedyDecoder:
         self.pos = torch.zeros(1, dtype=torch.long, device=prompts.device)
         self.done = torch.zeros(B, dtype=torch.bool, device=prompts.device)
         self.stepper = stepper or Mamba2Stepper(model, B, fused)
+        self.graph = None                                                 # captured by the first `run`, kept by `restart`
         self.reset()
 
     def reset(self):
@@ -242,6 +251,11 @@ class GreedyDecoder:
             with torch.cuda.graph(graph): self.step()
         return graph
 
+    def restart(self, prompts:Tensor, # (B, P) new prompts of the same shape
+                ended=None):
+        "Start again from `prompts` (the stepper restarted by the caller), keeping the buffers and the captured graph."
+        self.prompts.copy_(prompts); self.ended = ended; self.reset()
+
     def all_ended(self, made:int) -> bool:
         "Whether every row has ended after `made` generated tokens: by EOS, or as `ended` says."
         if bool(self.done.all()): return True
@@ -250,7 +264,8 @@ class GreedyDecoder:
     @torch.no_grad()
     def run(self) -> Tensor:
         "The new tokens (B, <= max_new_tokens), padded after EOS and cut where every row has ended, as `generate` gives them."
-        step = self.capture().replay if self.cuda_graph else self.step
+        if self.cuda_graph and self.graph is None: self.graph = self.capture()   # once: later runs after `restart` replay it
+        step = self.graph.replay if self.cuda_graph else self.step
         self.steps = 0
         for t in range(self.P + self.N - 1):
             step(); self.steps += 1

@@ -17,8 +17,8 @@ from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_step
 
 # %% auto #0
 __all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'rope_matrix', 'module_rms_norm', 'KVStepper',
-           'steps_after', 'continue_after', 'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'fast_generate',
-           'with_fast_generate']
+           'steps_after', 'continue_after', 'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'weights_key',
+           'kept_decoder', 'fast_generate', 'with_fast_generate']
 
 # %% ../../nbs/ops/05_long_generate.ipynb #4d61044e
 @torch.no_grad()
@@ -72,14 +72,26 @@ class KVStepper:
                  batch:int,
                  chunk:int=512): # `split_attention`'s piece: a buffer longer than this is padded to a multiple of it
         c, w = model.config, model.lm_head.weight
-        self.model, self.offset, self.chunk = model, offset, chunk
+        self.model, self.chunk = model, chunk
         self.windows = [l.self_attn.sliding_window for l in model.model.layers]   # None: a full layer
         self.heads, self.kv_heads, self.head_dim = c.num_attention_heads, c.num_key_value_heads, model.model.layers[0].self_attn.head_dim
-        self.ring = {W: min(W, offset + steps) if W else offset + steps for W in self.windows}
-        size = {W: S if S <= chunk else -(-S // chunk) * chunk for W, S in self.ring.items()}   # padding slots stay empty
-        self.k = [torch.zeros(batch, self.kv_heads, size[W], self.head_dim, dtype=w.dtype, device=w.device) for W in self.windows]
+        pad = lambda S: S if S <= chunk else -(-S // chunk) * chunk                    # padding slots stay empty
+        self.ring = {W: min(W, offset + steps) if W else pad(offset + steps) for W in self.windows}   # full: no wrap
+        self.k = [torch.zeros(batch, self.kv_heads, pad(self.ring[W]), self.head_dim, dtype=w.dtype, device=w.device)
+                  for W in self.windows]
         self.v = [torch.zeros_like(k) for k in self.k]
-        self.slot_pos = {W: torch.full((S,), -1, dtype=torch.long, device=w.device) for W, S in size.items()}   # -1: empty
+        self.slot_pos = {W: torch.full((pad(R),), -1, dtype=torch.long, device=w.device) for W, R in self.ring.items()}   # -1: empty
+        self.at = torch.zeros((), dtype=torch.long, device=w.device)   # the offset, on the device: a replayed step reads it
+        self.restart(cache, offset)
+
+    def fits(self, offset:int, steps:int, batch:int) -> bool:
+        "Whether `restart` serves `steps` steps after `offset` positions for `batch` rows: every ring long enough."
+        need = offset + steps
+        return batch == self.k[0].shape[0] and all(R >= (min(W, need) if W else need) for W, R in self.ring.items())
+
+    def restart(self, cache, offset:int):
+        "Start after `offset` positions whose keys and values `cache` holds (None: none), in the same buffers (see `fits`)."
+        self.offset = offset; self.at.fill_(offset)
         self.start = [None if cache is None else (cache.layers[i].keys, cache.layers[i].values) for i in range(len(self.windows))]
         self.reset()
 
@@ -113,7 +125,7 @@ class KVStepper:
     def __call__(self, ids:Tensor, pos:Tensor) -> Tensor:
         "Float32 logits (B, vocab) of the token after `ids` (B,) at position offset + pos, adding their keys and values."
         m, H, Hkv, D = self.model.model, self.heads, self.kv_heads, self.head_dim
-        p = pos + self.offset
+        p = pos + self.at
         seen = self.seen(p)                                   # once a step, shared by the layers of a window
         h = m.embed_tokens(ids)
         rot = rope_matrix(*m.rotary_emb(h, p[None]))
@@ -135,12 +147,14 @@ def steps_after(model) -> bool:
 
 def continue_after(model, prefix:Tensor, # (B, T) tokens already read
                    steps:int, cache=None, # transformers' cache after `prefix` (None: prefilled here)
-                   fused:bool|None=None): # Mamba2's fused kernels (None: on CUDA when importable)
-    "A stepper that starts after `prefix`, its state from one prefill forward."
-    B = prefix.shape[0]
+                   fused:bool|None=None, # Mamba2's fused kernels (None: on CUDA when importable)
+                   reuse=None): # a stepper of this model to restart in place (its `fits` checked by the caller)
+    "A stepper that starts after `prefix`, its state from one prefill forward: `reuse` restarted, else a new one."
+    (B, T), mamba2 = prefix.shape, model.config.model_type == "mamba2"
     if cache is None: cache = prefill_cache(model, prefix)
-    if model.config.model_type == "mamba2": return Mamba2Stepper(model, B, fused, mamba2_start(model, cache, B))
-    return KVStepper(model, cache, prefix.shape[1], steps, B)
+    start = mamba2_start(model, cache, B) if mamba2 else cache
+    if reuse is not None: reuse.restart(*((start,) if mamba2 else (start, T))); return reuse
+    return Mamba2Stepper(model, B, fused, start) if mamba2 else KVStepper(model, cache, T, steps, B)
 
 # %% ../../nbs/ops/05_long_generate.ipynb #2a7d6ed8
 class CriteriaTracker:
@@ -193,6 +207,20 @@ def served(model, kw:dict) -> bool:
             and not get("output_scores") and not get("output_logits"))
 
 # %% ../../nbs/ops/05_long_generate.ipynb #ee1ae10c
+def weights_key(model) -> tuple:
+    "Where the model's first and output weights are: a captured step reads them there, so a move or a cast changes it."
+    return next(model.parameters()).data_ptr(), model.get_output_embeddings().weight.data_ptr()
+
+def kept_decoder(model, ids:Tensor, # (B, P) the prompts of this call
+                 steps:int, eos:list[int], pad:int) -> GreedyDecoder|None:
+    "The last call's decoder when it serves this one (rows, answer length, EOS, pad, weights, room), else None; dropped either way."
+    dec, (B, P) = model.__dict__.pop("_fast_decoder", None), ids.shape
+    if dec is None: return None
+    same = (dec.seq.shape == (B, 1 + steps) and dec.seq.device == ids.device and dec.eos.tolist() == eos and dec.pad == pad
+            and dec.weights == weights_key(model))
+    return dec if same and dec.stepper.fits(P - 1, steps, B) else None
+
+# %% ../../nbs/ops/05_long_generate.ipynb #c1e6a5b3
 @torch.no_grad()
 def fast_generate(model, stock, # the model and its own `generate`, which takes the requests `served` refuses
                   *args, **kwargs):
@@ -206,9 +234,11 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
     eos = eos_ids(model, kw)
     pad = next(p for p in (_setting(model, kw, "pad_token_id"), *eos, 0) if p is not None)
     track = CriteriaTracker(kw["stopping_criteria"], ids) if kw.get("stopping_criteria") else None
-    stepper = continue_after(model, ids[:, :-1], N, cache)
-    dec = GreedyDecoder(model, ids[:, -1:], N, eos, pad, stepper=stepper, ended=track)
-    dec.run()
+    dec = kept_decoder(model, ids, N, eos, pad)
+    stepper = continue_after(model, ids[:, :-1], N, cache, reuse=dec.stepper if dec else None)
+    if dec is None: dec = GreedyDecoder(model, ids[:, -1:], N, eos, pad, stepper=stepper); dec.weights = weights_key(model)
+    dec.restart(ids[:, -1:], track)
+    dec.run(); model._fast_decoder = dec
     new, ends = dec.seq[:, 1:], eos_steps(dec.seq[:, 1:], eos)
     if track is not None:
         track(dec.seq[:, :1 + dec.steps], dec.done)
