@@ -4,7 +4,7 @@
 
 # %% ../../nbs/eval/03_lm.ipynb #934828d8
 from __future__ import annotations
-import argparse, contextlib, functools, json, os, re, sys
+import argparse, contextlib, functools, json, os, random, re, sys
 from pathlib import Path
 from unittest import mock
 
@@ -20,8 +20,9 @@ from ..ops.generate import with_fast_generate
 __all__ = ['TASKS_VALID', 'LM_EVAL_MAX_GEN_TOKS', 'ESSAY_TASKS', 'ESSAY_DATASET', 'PUNKT', 'HAYSTACK_VALID', 'HF_MODELS',
            'UNSUPPORTED_MODEL_ARGS', 'NIAH_MODULE', 'PROG', 'lm_eval_config', 'task_index_once', 'leaf_task_configs',
            'requested_tasks', 'generation_length', 'seq_lengths', 'check_ruler_max_length', 'read_haystack',
-           'hub_offline', 'check_essay_tasks', 'check_model', 'essay_haystack', 'lengen_lm_eval', 'ruler_scores',
-           'collect_scores', 'summary_table', 'plot_scores', 'write_summary', 'own_parser', 'evaluate_lm', 'main']
+           'hub_offline', 'check_essay_tasks', 'check_model', 'niah_patched', 'essay_haystack', 'first_samples',
+           'lengen_lm_eval', 'ruler_scores', 'collect_scores', 'summary_table', 'plot_scores', 'write_summary',
+           'own_parser', 'evaluate_lm', 'main']
 
 # %% ../../nbs/eval/03_lm.ipynb #05b1b652
 def _option_of(argv:list[str], text:str) -> tuple[str, str]:
@@ -190,15 +191,33 @@ NIAH_MODULE = "lm_eval.tasks.ruler.niah_utils"
 
 # %% ../../nbs/eval/03_lm.ipynb #c2f5af8b
 @contextlib.contextmanager
+def niah_patched(name:str, fn): # a function of lm-eval's `prepare_niah`, and what replaces it
+    "`prepare_niah.<name>` replaced by `fn` for the NIAH tasks, whose module (it imports the name) is re-executed around."
+    from lm_eval.tasks.ruler import prepare_niah  # optional: the eval extra (lm-eval)
+    sys.modules.pop(NIAH_MODULE, None)
+    try:
+        with mock.patch.object(prepare_niah, name, fn): yield
+    finally: sys.modules.pop(NIAH_MODULE, None)
+
 def essay_haystack(text:str): # the corpus
     "RULER's essay haystack taken from `text` instead of the Hub dataset."
     from lm_eval.tasks.ruler import prepare_niah  # optional: the eval extra (lm-eval)
     words, original = re.sub(r"\s+", " ", text).split(" "), prepare_niah.get_haystack
-    local = lambda type_haystack: words if type_haystack == "essay" else original(type_haystack)
-    sys.modules.pop(NIAH_MODULE, None)
-    try:
-        with mock.patch.object(prepare_niah, "get_haystack", local): yield
-    finally: sys.modules.pop(NIAH_MODULE, None)
+    return niah_patched("get_haystack", lambda type_haystack: words if type_haystack == "essay" else original(type_haystack))
+
+# %% ../../nbs/eval/03_lm.ipynb #9d2b7f31
+def first_samples(limit:int): # lm-eval's --limit, a number of documents
+    "RULER's NIAH tasks generating only the first `limit` samples of each length: the ones a `--limit` run evaluates."
+    from lm_eval.tasks.ruler import prepare_niah  # optional: the eval extra (lm-eval)
+    original = prepare_niah.generate_samples
+    def first(*args, num_samples:int=500, **kwargs):
+        n, start = min(limit, num_samples), random.getstate()   # the samples draw from `random`, which lm-eval seeds
+        while True:            # a sample that does not fit is skipped: ask for more until `limit` of them are there
+            random.setstate(start)
+            out = original(*args, num_samples=n, **kwargs)
+            if len(out) >= limit or n == num_samples: return out
+            n = min(2 * n, num_samples)
+    return niah_patched("generate_samples", first)
 
 # %% ../../nbs/eval/03_lm.ipynb #7d40c170
 def _create_model(self, pretrained:str, revision="main", dtype="auto", parallelize=False, gpus=None,
@@ -302,7 +321,9 @@ def evaluate_lm(argv:list[str]) -> dict:
         check_ruler_max_length(cfg.model_args, cfg.metadata, {t: generation_length(c, cfg.gen_kwargs) for t, c in tasks.items()})
         check_essay_tasks(tasks, haystack)
         from lm_eval.__main__ import cli_evaluate  # optional: the eval extra (lm-eval)
-        with mock.patch.object(sys, "argv", ["lm-eval", *rest]): cli_evaluate()
+        few = len(tasks) == 1 and cfg.limit is not None and cfg.limit >= 1   # below 1, --limit is a fraction of all
+        with first_samples(int(cfg.limit)) if few else contextlib.nullcontext(), mock.patch.object(sys, "argv", ["lm-eval", *rest]):
+            cli_evaluate()
     paths = write_summary(cfg.output_path)
     if paths: print(paths["md"].read_text())
     return paths
