@@ -169,6 +169,10 @@ class Mamba2Stepper:
         "Start from other states, in the same buffers (a captured step replays on them)."
         self.start = start; self.reset()
 
+    def release(self):
+        "Forget the starting states (a `reset` after it starts from zeros), so that what they came from can be freed."
+        self.start = None
+
     def __call__(self, ids:Tensor, pos:Tensor) -> Tensor: # (B,) tokens; the step's index (unused: the state is the position)
         "Float32 logits (B, vocab) of the next token, advancing the states."
         return mamba2_step(self.model, ids, self.state, self.fused, self.decays)

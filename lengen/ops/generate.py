@@ -95,6 +95,10 @@ class KVStepper:
         self.start = [None if cache is None else (cache.layers[i].keys, cache.layers[i].values) for i in range(len(self.windows))]
         self.reset()
 
+    def release(self):
+        "Forget the prefill's cache (its keys and values are in the buffers; a `reset` after it empties them), freeing it."
+        self.start = [None] * len(self.windows)
+
     def reset(self):
         "The buffers as the prefill left them: its keys and values at their positions' slots, the rest empty."
         for sp in self.slot_pos.values(): sp.fill_(-1)
@@ -238,7 +242,7 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
     stepper = continue_after(model, ids[:, :-1], N, cache, reuse=dec.stepper if dec else None)
     if dec is None: dec = GreedyDecoder(model, ids[:, -1:], N, eos, pad, stepper=stepper); dec.weights = weights_key(model)
     dec.restart(ids[:, -1:], track)
-    dec.run(); model._fast_decoder = dec
+    dec.run(); dec.stepper.release(); model._fast_decoder = dec   # kept without the prompt's cache
     new, ends = dec.seq[:, 1:], eos_steps(dec.seq[:, 1:], eos)
     if track is not None:
         track(dec.seq[:, :1 + dec.steps], dec.done)
