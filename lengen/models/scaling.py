@@ -61,14 +61,24 @@ class QueryScaling(nn.Module):
         if self.bias is not None:
             with torch.no_grad(): self.bias.zero_()[:self.n_heads] = COEF_FUNCTIONS[self.coef_activation][1]
 
+    def log_position(self, position_ids): # absolute 0-based positions
+        "log2(p + 2) in float32, p capped at W - 1 on a sliding layer: the base of β's position factor."
+        p = position_ids if self.max_pos is None else position_ids.clamp(max=self.max_pos)
+        return torch.log2(p.float() + 2)
+
+    def beta_at(self, x, # the layer's normalized input, (..., d)
+                log_p): # `log_position` of its positions, broadcastable to x's leading dims
+        "β from x and the position term, float32, shape (..., H)."
+        u = F.linear(x, self.weight, self.bias).float()
+        u_c, u_p = (u if self.alpha == 1 else self.alpha * u).chunk(2, dim=-1)   # a = 1: no kernel for it
+        coef, pw = COEF_FUNCTIONS[self.coef_activation][0](u_c, self.coef_bound), torch.sigmoid(u_p)
+        return 1 + coef * log_p.unsqueeze(-1) ** (pw if self.pow_bound == 1 else self.pow_bound * pw)
+
     def forward(self, x, # the layer's normalized input, (..., d)
                 position_ids, # absolute 0-based positions, broadcastable to x's leading dims
                ):
         "β, float32, shape (..., H)."
-        u_c, u_p = (self.alpha * F.linear(x, self.weight, self.bias).float()).chunk(2, dim=-1)
-        coef = COEF_FUNCTIONS[self.coef_activation][0](u_c, self.coef_bound)
-        p = position_ids if self.max_pos is None else position_ids.clamp(max=self.max_pos)
-        return 1 + coef * torch.log2(p.float() + 2).unsqueeze(-1) ** (self.pow_bound * torch.sigmoid(u_p))
+        return self.beta_at(x, self.log_position(position_ids))
 
     def extra_repr(self):
         return (f"d={self.weight.shape[1]}, H={self.n_heads}, max_pos={self.max_pos}, {self.coef_activation}, "

@@ -82,6 +82,8 @@ class KVStepper:
         self.v = [torch.zeros_like(k) for k in self.k]
         self.slot_pos = {W: torch.full((pad(R),), -1, dtype=torch.long, device=w.device) for W, R in self.ring.items()}   # -1: empty
         self.at = torch.zeros((), dtype=torch.long, device=w.device)   # the offset, on the device: a replayed step reads it
+        self.scalings = {l.self_attn.query_scaling.max_pos: l.self_attn.query_scaling for l in model.model.layers
+                         if hasattr(l.self_attn, "query_scaling")}    # one a window: their position terms are alike
         self.restart(cache, offset)
 
     def fits(self, offset:int, steps:int, batch:int) -> bool:
@@ -133,10 +135,12 @@ class KVStepper:
         seen = self.seen(p)                                   # once a step, shared by the layers of a window
         h = m.embed_tokens(ids)
         rot = rope_matrix(*m.rotary_emb(h, p[None]))
+        log_p = {mp: s.log_position(p) for mp, s in self.scalings.items()}   # β's position term, once a step a window
         for i, layer in enumerate(m.layers):
             a, x = layer.self_attn, module_rms_norm(layer.input_layernorm, h)
             q = F.linear(x, a.q_proj.weight, a.q_proj.bias).view(-1, H, D)
-            if hasattr(a, "query_scaling"): q = q * a.query_scaling(x, p).to(q.dtype)[..., None]   # β before RoPE, as its hook
+            if hasattr(a, "query_scaling"):                   # β before RoPE, as its hook
+                q = q * a.query_scaling.beta_at(x, log_p[a.query_scaling.max_pos]).to(q.dtype)[..., None]
             k, v = (F.linear(x, l.weight, l.bias).view(-1, Hkv, 1, D) for l in (a.k_proj, a.v_proj))
             q = q[:, :, None]
             if a.use_rope: q, k = q @ rot, k @ rot
