@@ -227,10 +227,14 @@ class GreedyDecoder:
         self.graph = None                                                 # captured by the first `run`, kept by `restart`
         self.reset()
 
-    def reset(self):
-        "Back to the start: the prompts in place, the stepper's starting state, no row done."
+    def rewind(self):
+        "The prompts in place, no row done, at the first step; the stepper's state as it is."
         self.seq[:, :self.P] = self.prompts; self.seq[:, self.P:] = self.pad
-        self.pos.zero_(); self.done.zero_(); self.stepper.reset()
+        self.pos.zero_(); self.done.zero_()
+
+    def reset(self):
+        "Back to the start: `rewind`, and the stepper's starting state."
+        self.rewind(); self.stepper.reset()
 
     def step(self):
         "Feed `seq[:, pos]`; write the next token at `pos + 1` (inside the prompt: the prompt's own token); advance `pos`."
@@ -257,8 +261,8 @@ class GreedyDecoder:
 
     def restart(self, prompts:Tensor, # (B, P) new prompts of the same shape
                 ended=None):
-        "Start again from `prompts` (the stepper restarted by the caller), keeping the buffers and the captured graph."
-        self.prompts.copy_(prompts); self.ended = ended; self.reset()
+        "Start again from `prompts` (the stepper restarted by the caller, so not reset here), keeping buffers and graph."
+        self.prompts.copy_(prompts); self.ended = ended; self.rewind()
 
     def all_ended(self, made:int) -> bool:
         "Whether every row has ended after `made` generated tokens: by EOS, or as `ended` says."

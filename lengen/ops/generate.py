@@ -222,10 +222,11 @@ def weights_key(model) -> tuple:
 def kept_decoder(model, ids:Tensor, # (B, P) the prompts of this call
                  steps:int, eos:list[int], pad:int) -> GreedyDecoder|None:
     "The last call's decoder when it serves this one (rows, answer length, EOS, pad, weights, room), else None; dropped either way."
-    dec, (B, P) = model.__dict__.pop("_fast_decoder", None), ids.shape
+    weights, dec = model.__dict__.pop("_fast_decoder", (None, None))   # kept with where the weights were
     if dec is None: return None
+    (B, P) = ids.shape
     same = (dec.seq.shape == (B, 1 + steps) and dec.seq.device == ids.device and dec.eos.tolist() == eos and dec.pad == pad
-            and dec.weights == weights_key(model))
+            and weights == weights_key(model))
     return dec if same and dec.stepper.fits(P - 1, steps, B) else None
 
 # %% ../../nbs/ops/05_long_generate.ipynb #c1e6a5b3
@@ -244,9 +245,9 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
     track = CriteriaTracker(kw["stopping_criteria"], ids) if kw.get("stopping_criteria") else None
     dec = kept_decoder(model, ids, N, eos, pad)
     stepper = continue_after(model, ids[:, :-1], N, cache, reuse=dec.stepper if dec else None)
-    if dec is None: dec = GreedyDecoder(model, ids[:, -1:], N, eos, pad, stepper=stepper); dec.weights = weights_key(model)
-    dec.restart(ids[:, -1:], track)
-    dec.run(); dec.stepper.release(); model._fast_decoder = dec   # kept without the prompt's cache
+    if dec is None: dec = GreedyDecoder(model, ids[:, -1:], N, eos, pad, stepper=stepper, ended=track)
+    else: dec.restart(ids[:, -1:], track)                     # the stepper restarted above: rewound, not reset again
+    dec.run(); dec.stepper.release(); model._fast_decoder = weights_key(model), dec   # kept without the prompt's cache
     new, ends = dec.seq[:, 1:], eos_steps(dec.seq[:, 1:], eos)
     if track is not None:
         track(dec.seq[:, :1 + dec.steps], dec.done)
