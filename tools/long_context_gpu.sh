@@ -26,9 +26,10 @@ W=/tmp/lc; mkdir -p $W
 declare -A CKPT=([smollm3]=$W/smollm3_3b_swa_8K_vpad_scaled [mamba2]=$W/mamba2_1_3b)
 export NLTK_DATA=$W/nltk_data; P=$NLTK_DATA/tokenizers/punkt_tab/english; mkdir -p $P
 for f in collocations.tab sent_starters.txt abbrev_types.txt ortho_context.tab; do touch $P/$f; done
-haystack() {   # the Python documentation's text (the image's pydoc topics), for RULER's essay tasks
-  [ -f $W/haystack.txt ] || python3 -c "import pydoc_data.topics as t; open('$W/haystack.txt', 'w').write('\n\n'.join(t.topics.values()))"
-  echo $W/haystack.txt
+haystack() {   # the Python documentation's text (the image's pydoc topics), twice, for RULER's essay tasks: once is
+               # 65,501 words, about 105K tokens, which lengen_eval_lm refuses for 128K (lm-eval would build 105K prompts)
+  [ -f $W/haystack2.txt ] || python3 -c "import pydoc_data.topics as t; open('$W/haystack2.txt', 'w').write('\n\n'.join(2 * list(t.topics.values())))"
+  echo $W/haystack2.txt
 }
 measure() {   # KIND MODEL [options]: one python -m lengen.eval.long_context call, its log kept
   local kind=$1 model=$2; shift 2

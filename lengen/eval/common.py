@@ -50,14 +50,16 @@ def copy_train_range(run_cfg) -> tuple[int, int]|None:
 # %% ../../nbs/eval/00_common.ipynb #c9fb374e
 @contextlib.contextmanager
 def measured(device=None, # where the work runs (None: the GPU when there is one)
+             peak:bool=True, # reset and read the GPU's peak memory; False leaves the one counter to an enclosing block
             ):
     "Wall seconds and peak GPU memory (GiB; None off the GPU) of the block, into the dict it yields."
     cuda = torch.cuda.is_available() if device is None else torch.device(device).type == "cuda"
     out = {}
-    if cuda: torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
+    if cuda: torch.cuda.synchronize()
+    if cuda and peak: torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
     try: yield out
     finally:
         if cuda: torch.cuda.synchronize()
         out["seconds"] = time.perf_counter() - t0
-        out["peak_gib"] = torch.cuda.max_memory_allocated() / 2**30 if cuda else None
+        out["peak_gib"] = torch.cuda.max_memory_allocated() / 2**30 if cuda and peak else None

@@ -21,8 +21,8 @@ __all__ = ['TASKS_VALID', 'LM_EVAL_MAX_GEN_TOKS', 'ESSAY_TASKS', 'ESSAY_DATASET'
            'UNSUPPORTED_MODEL_ARGS', 'NIAH_MODULE', 'PROG', 'lm_eval_config', 'task_index_once', 'leaf_task_configs',
            'requested_tasks', 'generation_length', 'seq_lengths', 'check_ruler_max_length', 'read_haystack',
            'hub_offline', 'check_essay_tasks', 'check_model', 'niah_patched', 'essay_haystack', 'first_samples',
-           'lengen_lm_eval', 'ruler_scores', 'collect_scores', 'summary_table', 'plot_scores', 'write_summary',
-           'own_parser', 'evaluate_lm', 'main']
+           'essay_long_enough', 'lengen_lm_eval', 'ruler_scores', 'collect_scores', 'summary_table', 'plot_scores',
+           'write_summary', 'own_parser', 'evaluate_lm', 'main']
 
 # %% ../../nbs/eval/03_lm.ipynb #05b1b652
 def _option_of(argv:list[str], text:str) -> tuple[str, str]:
@@ -219,6 +219,26 @@ def first_samples(limit:int): # lm-eval's --limit, a number of documents
             n = min(2 * n, num_samples)
     return niah_patched("generate_samples", first)
 
+# %% ../../nbs/eval/03_lm.ipynb #ffbff868
+def essay_long_enough(source:str=f"the Hub dataset {ESSAY_DATASET}", # where the essay corpus comes from, for the error
+                     ):
+    "RULER's essay tasks refusing a corpus too short for a length, which lm-eval would silently turn into shorter prompts."
+    from lm_eval.tasks.ruler import prepare_niah  # optional: the eval extra (lm-eval)
+    original, counted = prepare_niah.generate_samples, {}
+    def checked(haystack, TOKENIZER=None, *, max_seq_length:int, type_haystack:str, tokens_to_generate:int=128, **kwargs):
+        if type_haystack == "essay":
+            key = (id(haystack), id(TOKENIZER))     # both kept beside their count, so the ids stay theirs
+            if key not in counted: counted[key] = (haystack, TOKENIZER, len(TOKENIZER(" ".join(haystack)).input_ids))
+            if (n := counted[key][2]) + tokens_to_generate <= max_seq_length:
+                raise ConfigError("--metadata max_seq_lengths", max_seq_length, f"lengths below {n + tokens_to_generate} "
+                                  f"for the essay tasks: {source} is {n} tokens of this model's, and {tokens_to_generate} "
+                                  "are answer tokens", hint="When the corpus runs out, lm-eval builds prompts shorter than "
+                                  "the length, reported under the length's name. Give more text with --haystack-file "
+                                  "(several files, or a folder).")
+        return original(haystack, TOKENIZER, max_seq_length=max_seq_length, type_haystack=type_haystack,
+                        tokens_to_generate=tokens_to_generate, **kwargs)
+    return niah_patched("generate_samples", checked)
+
 # %% ../../nbs/eval/03_lm.ipynb #7d40c170
 def _create_model(self, pretrained:str, revision="main", dtype="auto", parallelize=False, gpus=None,
                   max_memory_per_gpu=None, max_cpu_memory=None, offload_folder="./offload", **kwargs):
@@ -241,6 +261,7 @@ def lengen_lm_eval(haystack:str|None=None, # a local essay corpus (--haystack-fi
         stack.enter_context(mock.patch.object(nltk, "download", lambda *a, **k: False))
         stack.enter_context(task_index_once())
         if haystack is not None: stack.enter_context(essay_haystack(haystack))
+        stack.enter_context(essay_long_enough() if haystack is None else essay_long_enough("the --haystack-file corpus"))
         yield
 
 # %% ../../nbs/eval/03_lm.ipynb #b60a0b8d

@@ -58,7 +58,7 @@ class CallTimer:
     def __enter__(self):
         stock = getattr(self.owner, self.name)
         def timed(obj, *args, **kwargs):
-            with measured() as m: out = stock(obj, *args, **kwargs)
+            with measured(peak=False) as m: out = stock(obj, *args, **kwargs)
             self.call_seconds.append(m["seconds"])
             self.prompt_tokens.append(int(self.tokens(args, kwargs, out)))
             return out
