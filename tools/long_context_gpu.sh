@@ -11,6 +11,8 @@
 #             by an empty stand-in for nltk's punkt_tab (the cost is the same; the haystack's sentences are not)
 #   helmet    lengen_eval_helmet icl_256k and icl_512k, 1 prompt a dataset, synthetic ICL data, both models
 #   position  lengen_eval_position at 131072 and 524288 tokens, 1 document, both models
+#   probe     tools/probe_prefill_lengths.py on SmolLM3: prefill seconds at lengths new to the process, PyTorch's SDPA
+#             choice against FlashAttention-2 forced ($OUT/probe_prefill_lengths.json; once whatever MODELS says)
 #   cells     the gpu cells of nbs/ops/05_long_generate.ipynb (fast_generate against transformers' generate on CUDA, tiny
 #             models; tools/run_cells.py, ~1 minute, once whatever MODELS says): $OUT/cells_long_generate.txt
 # MODELS (default "smollm3 mamba2") picks the models; LENGTHS, TASKS, CONFIGS override a stage's list; GEN sets RULER's
@@ -38,6 +40,10 @@ measure() {   # KIND MODEL [options]: one python -m lengen.eval.long_context cal
   echo "$kind $model: rc=$?"; grep -A20 "^ *command" $OUT/${kind}_$model.log | head -20
 }
 for s in ${STAGES:-ckpt ruler}; do
+  if [ $s = probe ]; then
+    timeout 300 python3 tools/probe_prefill_lengths.py ${CKPT[smollm3]} $OUT/probe_prefill_lengths.json > $OUT/probe.log 2>&1
+    echo "probe: rc=$?"; tail -20 $OUT/probe.log; continue
+  fi
   if [ $s = cells ]; then
     timeout 300 python3 tools/run_cells.py nbs/ops/05_long_generate.ipynb > $OUT/cells_long_generate.txt 2>&1
     echo "cells: rc=$?"; tail -5 $OUT/cells_long_generate.txt; continue
