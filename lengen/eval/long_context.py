@@ -252,8 +252,8 @@ def measure_helmet(ckpt:str, # local checkpoint directory or Hub id
 # %% ../../nbs/eval/05_long_context.ipynb #8fcd1b28
 def merge_entries(path, # a JSON file of entries (created when missing)
                   new:list[dict]) -> list[dict]:
-    "The entries of `path` with `new` replacing those of the same command, model and prompt length; written back."
-    path, key = Path(path), lambda e: (e["command"], e["model"], e["prompt_tokens"])
+    "The entries of `path` with `new` replacing those of the same command and model; written back."
+    path, key = Path(path), lambda e: (e["command"], e["model"])
     old = json.loads(path.read_text())["entries"] if path.is_file() else []
     merged = list({key(e): e for e in [*old, *new]}.values())
     write_json({"entries": merged}, path)
