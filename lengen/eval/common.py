@@ -5,7 +5,7 @@
 # %% ../../nbs/eval/00_common.ipynb #3e5dce1d
 from __future__ import annotations
 
-import contextlib, time
+import contextlib, gc, time
 
 import torch
 from transformers import AutoTokenizer
@@ -16,7 +16,7 @@ from ..data import packed_text
 from ..models.build import load_model
 
 # %% auto #0
-__all__ = ['EVAL_DTYPES', 'eval_device', 'load_for_eval', 'train_length', 'copy_train_range', 'measured']
+__all__ = ['EVAL_DTYPES', 'eval_device', 'load_for_eval', 'train_length', 'copy_train_range', 'gc_clock', 'measured']
 
 # %% ../../nbs/eval/00_common.ipynb #6678254e
 EVAL_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32, "auto": "auto"}
@@ -48,18 +48,31 @@ def copy_train_range(run_cfg) -> tuple[int, int]|None:
     return int(ct.min_len), int(ct.max_len)
 
 # %% ../../nbs/eval/00_common.ipynb #c9fb374e
+def gc_clock(total:list, # one number, to which each collection's seconds are added
+            ):
+    "A `gc.callbacks` hook that adds the seconds of each cyclic garbage collection to `total[0]`."
+    began = []
+    def hook(phase, info):
+        if phase == "start": began[:] = [time.perf_counter()]
+        elif began: total[0] += time.perf_counter() - began.pop()
+    return hook
+
 @contextlib.contextmanager
 def measured(device=None, # where the work runs (None: the GPU when there is one)
              peak:bool=True, # reset and read the GPU's peak memory; False leaves the one counter to an enclosing block
             ):
-    "Wall seconds and peak GPU memory (GiB; None off the GPU) of the block, into the dict it yields."
+    "Wall seconds, peak GPU memory (GiB; None off the GPU) and garbage-collection seconds of the block, into the dict it yields."
     cuda = torch.cuda.is_available() if device is None else torch.device(device).type == "cuda"
-    out = {}
+    out, swept = {}, [0.0]
     if cuda: torch.cuda.synchronize()
     if cuda and peak: torch.cuda.reset_peak_memory_stats()
+    gc.callbacks.append(hook := gc_clock(swept))
     t0 = time.perf_counter()
     try: yield out
     finally:
         if cuda: torch.cuda.synchronize()
         out["seconds"] = time.perf_counter() - t0
+        gc.callbacks.remove(hook)
+        out["gc_seconds"] = swept[0]
         out["peak_gib"] = torch.cuda.max_memory_allocated() / 2**30 if cuda and peak else None
+

@@ -28,10 +28,10 @@ from .lm import evaluate_lm
 from .helmet import helmet_src_dir, import_helmet, run_helmet
 
 # %% auto #0
-__all__ = ['ICL_HUB_DATASETS', 'ICL_WORDS', 'H200_RESULTS', 'KINDS', 'PROG', 'prefill_seconds', 'CallTimer', 'prompt_reads',
-           'graph_captures', 'fast_path_parts', 'generate_tokens', 'entry', 'random_documents', 'measure_position',
-           'measure_ruler', 'synthetic_icl_dataset', 'synthetic_icl', 'measure_helmet', 'merge_entries',
-           'long_context_table', 'committed_entries', 'measurements', 'main']
+__all__ = ['ICL_HUB_DATASETS', 'ICL_WORDS', 'H200_RESULTS', 'KINDS', 'PROG', 'prefill_seconds', 'later_mean', 'CallTimer',
+           'prompt_reads', 'graph_captures', 'fast_path_parts', 'generate_tokens', 'entry', 'random_documents',
+           'measure_position', 'measure_ruler', 'synthetic_icl_dataset', 'synthetic_icl', 'measure_helmet',
+           'merge_entries', 'long_context_table', 'committed_entries', 'measurements', 'main']
 
 # %% ../../nbs/eval/05_long_context.ipynb #53b7e46e
 @torch.no_grad()
@@ -47,19 +47,24 @@ def prefill_seconds(model, # a causal LM, on the device to measure
     return m
 
 # %% ../../nbs/eval/05_long_context.ipynb #191b50eb
+def later_mean(values:list) -> float|None:
+    "Mean of the values after the first; the only value with one; None with none."
+    later = values[1:] or values
+    return sum(later) / len(later) if later else None
+
 class CallTimer:
-    "Times every call of `owner.name` while active (patched on the class): each call's seconds and prompt tokens."
+    "Times every call of `owner.name` while active (patched on the class): each call's seconds, garbage-collection seconds and prompt tokens."
     def __init__(self, owner, name:str, # the class and the method to time
                  tokens, # (args, kwargs, result) -> the call's prompt tokens
                 ):
         self.owner, self.name, self.tokens = owner, name, tokens
-        self.call_seconds, self.prompt_tokens = [], []
+        self.call_seconds, self.gc_seconds, self.prompt_tokens = [], [], []
 
     def __enter__(self):
         stock = getattr(self.owner, self.name)
         def timed(obj, *args, **kwargs):
             with measured(peak=False) as m: out = stock(obj, *args, **kwargs)
-            self.call_seconds.append(m["seconds"])
+            self.call_seconds.append(m["seconds"]); self.gc_seconds.append(m["gc_seconds"])
             self.prompt_tokens.append(int(self.tokens(args, kwargs, out)))
             return out
         self._patch = mock.patch.object(self.owner, self.name, timed)
@@ -79,8 +84,12 @@ class CallTimer:
     @property
     def per_call(self) -> float|None:
         "Mean seconds of the calls after the first; the only call's with one; None with none."
-        later = self.call_seconds[1:] or self.call_seconds
-        return sum(later) / len(later) if later else None
+        return later_mean(self.call_seconds)
+
+    @property
+    def gc_per_call(self) -> float|None:
+        "Mean garbage-collection seconds of the calls after the first, as `per_call`."
+        return later_mean(self.gc_seconds)
 
 def prompt_reads() -> CallTimer:
     "A `CallTimer` of `fast_generate`'s read of the prompt (`continue_after`: the prefill forward, the step's buffers)."
@@ -190,7 +199,7 @@ def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
     return entry(f"lengen_eval_lm --tasks {task} --metadata '{{\"max_seq_lengths\":[{length}]}}' --limit {samples}"
                  + (f" --gen_kwargs max_gen_toks={max_gen_toks}" if max_gen_toks else ""),
                  label or Path(ckpt).name, tokens, t.per_call, _floor(ckpt, tokens, device), m["peak_gib"], ok,
-                 samples=t.calls, first_sample_seconds=t.first_call, **extra)
+                 samples=t.calls, first_sample_seconds=t.first_call, gc_seconds_per_sample=t.gc_per_call, **extra)
 
 # %% ../../nbs/eval/05_long_context.ipynb #e0f0b120
 ICL_HUB_DATASETS = {   # Hub name -> (splits, {label field: number of labels}), as HELMET's load_icl reads them
@@ -247,7 +256,7 @@ def measure_helmet(ckpt:str, # local checkpoint directory or Hub id
     return entry(f"lengen_eval_helmet --config {Path(config).stem} --max_test_samples {samples}"
                  + (" (synthetic ICL data)" if synthetic else ""), label or Path(ckpt).name, tokens, t.per_call,
                  _floor(ckpt, tokens) if tokens else None, m["peak_gib"], ok, samples=t.calls,
-                 first_sample_seconds=t.first_call, **extra)
+                 first_sample_seconds=t.first_call, gc_seconds_per_sample=t.gc_per_call, **extra)
 
 # %% ../../nbs/eval/05_long_context.ipynb #8fcd1b28
 def merge_entries(path, # a JSON file of entries (created when missing)
@@ -265,9 +274,10 @@ def long_context_table(entries:list[dict]) -> pd.DataFrame:
     t = pd.DataFrame([{"command": e["command"], "model": e["model"], "prompt tokens": e["prompt_tokens"],
                       "s / sample": e["seconds_per_sample"], "prefill s": e["prefill_seconds"], "× prefill": ratio(e),
                       "prompt read s": e.get("prompt_read_seconds"), "capture s": e.get("capture_seconds"),
-                      "first sample s": e.get("first_sample_seconds"), "command s": e.get("command_seconds"),
+                      "gc s / sample": e.get("gc_seconds_per_sample"), "first sample s": e.get("first_sample_seconds"),
+                      "command s": e.get("command_seconds"),
                       "peak GiB": e["peak_gib"], "ok": e["ok"]} for e in entries])
-    optional = ["prompt read s", "capture s", "first sample s", "command s"]   # a command's parts: shown where measured
+    optional = ["prompt read s", "capture s", "gc s / sample", "first sample s", "command s"]   # a command's parts: shown where measured
     return t.drop(columns=[c for c in optional if t[c].isna().all()])
 
 # %% ../../nbs/eval/05_long_context.ipynb #4a7b2c90
