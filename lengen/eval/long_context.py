@@ -29,9 +29,9 @@ from .helmet import helmet_src_dir, import_helmet, run_helmet
 
 # %% auto #0
 __all__ = ['ICL_HUB_DATASETS', 'ICL_WORDS', 'H200_RESULTS', 'KINDS', 'PROG', 'prefill_seconds', 'later_mean', 'CallTimer',
-           'prompt_reads', 'graph_captures', 'fast_path_parts', 'generate_tokens', 'entry', 'random_documents',
-           'measure_position', 'measure_ruler', 'synthetic_icl_dataset', 'synthetic_icl', 'measure_helmet',
-           'merge_entries', 'long_context_table', 'committed_entries', 'measurements', 'main']
+           'prompt_reads', 'graph_captures', 'fast_path_parts', 'generate_tokens', 'entry', 'release_memory',
+           'random_documents', 'measure_position', 'measure_ruler', 'synthetic_icl_dataset', 'synthetic_icl',
+           'measure_helmet', 'merge_entries', 'long_context_table', 'committed_entries', 'measurements', 'main']
 
 # %% ../../nbs/eval/05_long_context.ipynb #53b7e46e
 @torch.no_grad()
@@ -126,14 +126,17 @@ def _work_dir(work) -> Path:
     "The folder a measurement's files go to: `work` (created) or a new temporary one."
     return check_writable(work, "work") if work else Path(tempfile.mkdtemp(prefix="lengen_long_"))
 
+def release_memory():
+    "Collect Python's garbage and hand the GPU's cached blocks back: what an earlier command or floor left is gone."
+    gc.collect()
+    if torch.cuda.is_available(): torch.cuda.empty_cache()
+
 def _floor(ckpt:str, tokens:int, device=None) -> float|None:
     "Seconds of the checkpoint's bare prefill at `tokens`, loaded in bf16 as the commands load it (None if it fails)."
-    gc.collect(); torch.cuda.empty_cache()   # the measured command's model, its kept decoder and caches gone
-    try:
-        model, _ = load_for_eval(ckpt, "bfloat16", device)
-        return prefill_seconds(model, tokens)["seconds"]
+    release_memory()   # the measured command's model, its kept decoder and caches
+    try: return prefill_seconds(load_for_eval(ckpt, "bfloat16", device)[0], tokens)["seconds"]
     except (torch.OutOfMemoryError, RuntimeError): return None
-    finally: torch.cuda.empty_cache()
+    finally: release_memory()   # the floor's model, which a reference cycle would keep into the next command's peak
 
 # %% ../../nbs/eval/05_long_context.ipynb #4fb8236f
 def random_documents(path, # the JSONL file to write
@@ -167,6 +170,7 @@ def measure_position(ckpt:str, # local checkpoint directory or Hub id
                                              device=device, progress=False)
     try:
         first = run(first_doc, "first_document")["seconds"]
+        release_memory()
         with measured(device) as m: r = run(docs, "per_position_ce")
         ok, extra = bool(np.isfinite(r["per_position_ce"]).all()), {"first_sample_seconds": first, "command_seconds": m["seconds"]}
         seconds, peak = r["seconds"] / r["num_documents"], r["peak_gib"]
@@ -192,6 +196,7 @@ def measure_ruler(ckpt:str, # local checkpoint directory or Hub id
     from lm_eval.models.huggingface import HFLM  # optional: the eval extra (lm-eval)
     with CallTimer(HFLM, "_model_generate", generate_tokens) as t, prompt_reads() as read, graph_captures() as cap:
         try:
+            release_memory()
             with measured(device) as m, contextlib.redirect_stdout(sys.stderr): evaluate_lm(argv)
             ok, extra = t.calls == samples, {**fast_path_parts(read, cap), "command_seconds": m["seconds"]}   # t: a sample's generation
         except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, m = False, _failed(e), {"peak_gib": None}
@@ -249,6 +254,7 @@ def measure_helmet(ckpt:str, # local checkpoint directory or Hub id
         t = stack.enter_context(CallTimer(helmet.model_utils.HFModel, "generate", lambda a, k, out: out["input_len"]))
         read, cap = stack.enter_context(prompt_reads()), stack.enter_context(graph_captures())
         try:
+            release_memory()
             with measured() as m: res = run_helmet(str(helmet.src), config, ckpt, str(work), argv)
             ok, extra = all(res.outputs.values()), {**fast_path_parts(read, cap), "command_seconds": m["seconds"]}
         except (torch.OutOfMemoryError, RuntimeError) as e: ok, extra, m = False, _failed(e), {"peak_gib": None}
