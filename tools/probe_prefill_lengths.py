@@ -7,6 +7,7 @@ The first read of all also starts the kernels up; a new length's first read agai
     python tools/probe_prefill_lengths.py CKPT OUT.json [L]      # on the GPU machine (tools/long_context_gpu.sh probe)
 """
 import contextlib, json, sys
+from pathlib import Path
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from lengen.eval.common import load_for_eval, measured
@@ -26,4 +27,4 @@ for kernel, ctx in (("pytorch's choice", contextlib.nullcontext), ("flash forced
                     rows.append({"kernel": kernel, "tokens": n, "read": read, "seconds": round(m["seconds"], 3)})
                 except RuntimeError as e: rows.append({"kernel": kernel, "tokens": n, "read": read, "error": str(e)[:200]})
                 print(rows[-1], flush=True)
-json.dump({"checkpoint": ckpt, "rows": rows}, open(out, "w"), indent=1)
+json.dump({"model": Path(ckpt).name, "rows": rows}, open(out, "w"), indent=1)   # no machine path: the file is committed
