@@ -103,7 +103,8 @@ def fast_path_parts(read:CallTimer, capture:CallTimer) -> dict:
     "The parts of a sample `fast_generate` served, for `entry`: its prompt read's seconds and its capture's (None: none)."
     later = read.calls - 1                     # samples after the first; a decoder kept from an earlier one captures nothing
     per_sample = sum(capture.call_seconds[1:]) / later if later > 0 and capture.calls else capture.per_call   # None: no graph
-    return {"prompt_read_seconds": read.per_call, "capture_seconds": per_sample}
+    return {"prompt_read_seconds": read.per_call, "capture_seconds": per_sample,
+            "prompt_read_seconds_each": [round(s, 3) for s in read.call_seconds]}   # each sample's, the first included
 
 def generate_tokens(args, kwargs, out) -> int:
     "Prompt tokens of a transformers `generate` call, or of lm-eval's `HFLM._model_generate` (its context comes first)."
