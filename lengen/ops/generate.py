@@ -4,7 +4,7 @@
 
 # %% ../../nbs/ops/05_long_generate.ipynb #082cddb7
 from __future__ import annotations
-import functools
+import functools, weakref
 
 import torch
 import torch.nn.functional as F
@@ -18,7 +18,7 @@ from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_step
 # %% auto #0
 __all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'rope_matrix', 'module_rms_norm', 'KVStepper',
            'steps_after', 'continue_after', 'CriteriaTracker', 'eos_ids', 'new_tokens', 'served', 'weights_key',
-           'kept_decoder', 'fast_generate', 'with_fast_generate']
+           'kept_decoder', 'keep_decoder', 'fast_generate', 'with_fast_generate']
 
 # %% ../../nbs/ops/05_long_generate.ipynb #4d61044e
 @torch.no_grad()
@@ -229,6 +229,11 @@ def kept_decoder(model, ids:Tensor, # (B, P) the prompts of this call
             and weights == weights_key(model))
     return dec if same and dec.stepper.fits(P - 1, steps, B) else None
 
+def keep_decoder(model, dec:GreedyDecoder):
+    "Keep `dec` on `model` for the next call, beside where the weights are; the decoder's references to the model weak."
+    dec.model = dec.stepper.model = weakref.proxy(model)   # no cycle: the model, and its GPU memory, go with its last reference
+    model._fast_decoder = weights_key(model), dec
+
 # %% ../../nbs/ops/05_long_generate.ipynb #c1e6a5b3
 @torch.no_grad()
 def fast_generate(model, stock, # the model and its own `generate`, which takes the requests `served` refuses
@@ -247,7 +252,7 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
     stepper = continue_after(model, ids[:, :-1], N, cache, reuse=dec.stepper if dec else None)
     if dec is None: dec = GreedyDecoder(model, ids[:, -1:], N, eos, pad, stepper=stepper, ended=track)
     else: dec.restart(ids[:, -1:], track)                     # the stepper restarted above: rewound, not reset again
-    dec.run(); dec.stepper.release(); model._fast_decoder = weights_key(model), dec   # kept without the prompt's cache
+    dec.run(); dec.stepper.release(); keep_decoder(model, dec)   # kept without the prompt's cache
     new, ends = dec.seq[:, 1:], eos_steps(dec.seq[:, 1:], eos)
     if track is not None:
         track(dec.seq[:, :1 + dec.steps], dec.done)
@@ -258,5 +263,13 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
 
 def with_fast_generate(model):
     "`model` whose `generate` takes `fast_generate`'s path for the greedy requests it serves (when it has a stepper)."
-    if steps_after(model): model.generate = functools.partial(fast_generate, model, model.generate)
+    if not steps_after(model): return model
+    ref, stock = weakref.ref(model), model.generate
+    bound = getattr(stock, "__self__", None) is model
+    if bound: stock = stock.__func__                          # a method of the model: bound again at each call
+    def generate(*args, **kwargs):
+        m = ref()
+        return fast_generate(m, functools.partial(stock, m) if bound else stock, *args, **kwargs)
+    generate.__name__, generate.__doc__ = fast_generate.__name__, fast_generate.__doc__
+    model.generate = generate   # holds the model weakly: a strong reference here would keep it until a collection
     return model
