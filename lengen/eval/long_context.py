@@ -134,10 +134,9 @@ def release_memory():
 
 def _floor(ckpt:str, tokens:int, device=None) -> float|None:
     "Seconds of the checkpoint's bare prefill at `tokens`, loaded in bf16 as the commands load it (None if it fails)."
-    release_memory()   # the measured command's model, its kept decoder and caches
+    release_memory()   # the measured command's model, its kept decoder and caches (the next command releases the floor's)
     try: return prefill_seconds(load_for_eval(ckpt, "bfloat16", device)[0], tokens)["seconds"]
     except (torch.OutOfMemoryError, RuntimeError): return None
-    finally: release_memory()   # the floor's model, which a reference cycle would keep into the next command's peak
 
 # %% ../../nbs/eval/05_long_context.ipynb #4fb8236f
 def random_documents(path, # the JSONL file to write
