@@ -13,6 +13,8 @@
 #   position  lengen_eval_position at 131072 and 524288 tokens, 1 document, both models
 #   probe     tools/probe_prefill_lengths.py on SmolLM3: prefill seconds at lengths new to the process, PyTorch's SDPA
 #             choice against FlashAttention-2 forced ($OUT/probe_prefill_lengths.json; once whatever MODELS says)
+#   reads     tools/probe_prompt_reads.py: the RULER command's own prompts read again against random ones of their length
+#             (TASKS and LENGTHS: one of each; default niah_single_2 at 65536), per model: $OUT/probe_prompt_reads_MODEL.json
 #   cells     the gpu cells of nbs/ops/05_long_generate.ipynb (fast_generate against transformers' generate on CUDA, tiny
 #             models; tools/run_cells.py, ~1 minute, once whatever MODELS says): $OUT/cells_long_generate.txt
 # MODELS (default "smollm3 mamba2") picks the models; LENGTHS, TASKS, CONFIGS override a stage's list; GEN sets RULER's
@@ -57,6 +59,8 @@ for s in ${STAGES:-ckpt ruler}; do
       ruler)    measure ruler $m --lengths ${LENGTHS:-32768,65536,131072} --tasks ${TASKS:-niah_single_1,niah_single_2,niah_single_3} \
                   --samples 2 --haystack-file $(haystack) ${GEN:+--max-gen-toks $GEN} ;;
       helmet)   measure helmet $m --configs ${CONFIGS:-icl_256k,icl_512k} --samples 1 ;;
+      reads)    timeout ${STAGE_LIMIT:-560} python3 tools/probe_prompt_reads.py ${CKPT[$m]} $OUT/probe_prompt_reads_$m.json $(haystack) \
+                  ${TASKS:-niah_single_2} ${LENGTHS:-65536} > $OUT/reads_$m.log 2>&1; echo "reads $m: rc=$?"; tail -25 $OUT/reads_$m.log | cut -c1-300 ;;
       position) measure position $m --lengths ${LENGTHS:-131072,524288} --samples 1 ;;
     esac
   done
