@@ -9,14 +9,14 @@ from transformers import AutoConfig, AutoModelForCausalLM, Mamba2ForCausalLM
 
 from ..config import ConfigError
 from .mamba2 import mamba2_config, mamba2_reference_init, restore_ssm_scalars
-from .swa import apply_swa
+from .swa import apply_swa, keep_windows_only
 from .window_attention import WINDOW_SDPA, window_kernel  # importing it registers the `window_sdpa` attention backend
 from .scaling import add_attention_scaling
 from . import scaling
 
 # %% auto #0
-__all__ = ['run_config', 'model_config', 'attn_kwargs', 'add_run_modules', 'build_model', 'model_skeleton', 'default_attention',
-           'load_model']
+__all__ = ['run_config', 'model_config', 'attn_kwargs', 'add_run_modules', 'build_model', 'model_skeleton', 'has_sliding_layers',
+           'default_attention', 'load_model']
 
 # %% ../../nbs/models/05_build.ipynb #b03d3f04
 def run_config(config, cfg):
@@ -78,10 +78,13 @@ def model_skeleton(cfg):
         return AutoModelForCausalLM.from_config(config, **attn_kwargs(config, cfg))
 
 # %% ../../nbs/models/05_build.ipynb #44b3c4c3
+def has_sliding_layers(config) -> bool:
+    "Whether `config` is an attention model with sliding-window layers."
+    return "sliding_attention" in (getattr(config, "layer_types", None) or []) and config.model_type != "mamba2"
+
 def default_attention(config) -> dict:
     "`window_sdpa` for checkpoints with sliding-window layers (windows at kernel speed, no L x L mask), else nothing."
-    sliding = "sliding_attention" in (getattr(config, "layer_types", None) or [])
-    return {"attn_implementation": WINDOW_SDPA} if sliding and config.model_type != "mamba2" else {}
+    return {"attn_implementation": WINDOW_SDPA} if has_sliding_layers(config) else {}
 
 # %% ../../nbs/models/05_build.ipynb #d6043f99
 def load_model(path_or_hub_id:str, # local checkpoint dir or Hub id
@@ -97,4 +100,5 @@ def load_model(path_or_hub_id:str, # local checkpoint dir or Hub id
     else: model = AutoModelForCausalLM.from_pretrained(path_or_hub_id, dtype=dtype, revision=revision, **kwargs)
     if config.model_type == "mamba2": restore_ssm_scalars(model, path_or_hub_id, revision)
     model.config.use_cache = True   # mid-run checkpoints are saved with training's use_cache=False
+    if has_sliding_layers(config): keep_windows_only(model)
     return model.eval()

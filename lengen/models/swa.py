@@ -4,11 +4,15 @@
 
 # %% ../../nbs/models/01_swa.ipynb #1c3ed398
 from __future__ import annotations
+import inspect
 import torch
+from transformers.cache_utils import DynamicCache, DynamicSlidingWindowLayer
 from ..config import ConfigError
+from .mamba2 import cache_arg
 
 # %% auto #0
-__all__ = ['swa_layer_types', 'apply_swa', 'swa_from_cfg', 'changed_positions']
+__all__ = ['swa_layer_types', 'apply_swa', 'swa_from_cfg', 'changed_positions', 'WindowKeptLayer', 'window_kept_cache',
+           'keep_windows_only']
 
 # %% ../../nbs/models/01_swa.ipynb #c5bfe4a6
 def swa_layer_types(no_rope_layers:list[int], # SmolLM3's per-layer flags: 1 = RoPE layer, 0 = NoPE layer
@@ -47,3 +51,33 @@ def changed_positions(model, # a causal LM (it is run twice, without gradients)
     other = ids.clone(); other[:, 0] = (ids[:, 0] + 1) % model.config.vocab_size
     with torch.no_grad(): a, b = (model(x, output_hidden_states=True).hidden_states for x in (ids, other))
     return [(x - y).abs().amax(-1)[0].nonzero().flatten().tolist() for x, y in zip(a, b)]
+
+# %% ../../nbs/models/01_swa.ipynb #bf55fd6b
+class WindowKeptLayer(DynamicSlidingWindowLayer):
+    "transformers' sliding layer cache, keeping a copy of its last W-1 keys and values rather than a view of a prefill's."
+    def update(self, *args, **kwargs):
+        out = super().update(*args, **kwargs)
+        if 2 * self.keys.nbytes < self.keys.untyped_storage().nbytes():   # a view into a longer prefill's storage
+            self.keys, self.values = self.keys.clone(), self.values.clone()
+        return out
+
+def window_kept_cache(config) -> DynamicCache:
+    "transformers' `DynamicCache` for `config`, its sliding layers `WindowKeptLayer`s."
+    cache = DynamicCache(config=config)
+    cache.layers = [WindowKeptLayer(sliding_window=l.sliding_window) if type(l) is DynamicSlidingWindowLayer else l
+                    for l in cache.layers]
+    return cache
+
+# %% ../../nbs/models/01_swa.ipynb #dcf482db
+def keep_windows_only(model, # a causal LM with sliding layers, or its body
+                     ):
+    "Make `model`'s body read into a `window_kept_cache` when, in eval mode, a call wants a cache and brings none; returns `model`."
+    body = model.base_model
+    name, params = cache_arg(body), inspect.signature(body.forward)
+    def fresh_cache(mod, args, kwargs):
+        given = params.bind_partial(*args, **kwargs).arguments
+        wanted = given.get("use_cache") if given.get("use_cache") is not None else mod.config.use_cache
+        if not mod.training and wanted and given.get(name) is None: kwargs[name] = window_kept_cache(mod.config)
+        return args, kwargs
+    body.register_forward_pre_hook(fresh_cache, with_kwargs=True)
+    return model
