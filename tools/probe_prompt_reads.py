@@ -6,12 +6,12 @@ each, alternating, with the same prefill `fast_generate` uses; writes the second
 
     python tools/probe_prompt_reads.py CKPT OUT.json HAYSTACK [TASK] [LENGTH] [SAMPLES]   # tools/long_context_gpu.sh reads
 """
-import gc, json, sys
+import json, sys
 from pathlib import Path
 from unittest import mock
 import torch
 from lengen.eval.common import load_for_eval, measured
-from lengen.eval.long_context import measure_ruler
+from lengen.eval.long_context import measure_ruler, release_memory
 from lengen.eval.position import final_hidden
 from lengen.ops import generate as fast_generation
 
@@ -34,7 +34,7 @@ def keep(model, prefix, *args, **kwargs):
 with mock.patch.object(fast_generation, "continue_after", keep), mock.patch.object(fast_generation, "prefill_cache", timed_prefill):
     e = measure_ruler(ckpt, length, task, samples, haystack=haystack, label=Path(ckpt).name)
 print(json.dumps(e), flush=True)
-gc.collect(); torch.cuda.empty_cache()
+release_memory()   # the command's model, before the fresh load
 model, _ = load_for_eval(ckpt, "bfloat16", None)
 rows, stats = [], []
 with torch.no_grad():
