@@ -1,8 +1,9 @@
 """Is the slow prompt read of RULER's 64K `niah_single_2` rows in the prompts' tokens? (results/gpu/long_context_h200.json:
 Mamba2-1.3B read its second prompt in 3.7 s against a 0.74 s floor, SmolLM3 in 1.6 s against 1.17 s; the other tasks'
 prompts of the same length read at the floor.) Runs the RULER command as `measure_ruler` does, keeping each prompt that
-`fast_generate` reads (its prefill timed apart from the rest of the read) and reading it once more on the spot, then in a fresh load of the model reads each kept prompt and a random prompt of its length, twice
-each, alternating, with the same prefill `fast_generate` uses; writes the seconds, and each prompt's token statistics.
+`fast_generate` reads (its prefill timed apart from the rest of the read) and reading it once more on the spot, then
+in a fresh load of the model reads each kept prompt and a random prompt of its length, twice each, alternating, with
+the same prefill `fast_generate` uses; writes the seconds, and each prompt's token statistics.
 
     python tools/probe_prompt_reads.py CKPT OUT.json HAYSTACK [TASK] [LENGTH] [SAMPLES]   # tools/long_context_gpu.sh reads
 """

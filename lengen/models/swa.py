@@ -75,9 +75,10 @@ def keep_windows_only(model, # a causal LM with sliding layers, or its body
     body = model.base_model
     name, params = cache_arg(body), inspect.signature(body.forward)
     def fresh_cache(mod, args, kwargs):
+        if mod.training: return args, kwargs   # before binding the arguments: a training step pays nothing
         given = params.bind_partial(*args, **kwargs).arguments
-        wanted = given.get("use_cache") if given.get("use_cache") is not None else mod.config.use_cache
-        if not mod.training and wanted and given.get(name) is None: kwargs[name] = window_kept_cache(mod.config)
+        wanted = mod.config.use_cache if given.get("use_cache") is None else given["use_cache"]
+        if wanted and given.get(name) is None: kwargs[name] = window_kept_cache(mod.config)
         return args, kwargs
     body.register_forward_pre_hook(fresh_cache, with_kwargs=True)
     return model
