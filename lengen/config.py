@@ -56,6 +56,7 @@ class CopyTaskConfig:
     max_len: int = 50  # longest training string
     num_train: int = 1_000_000  # training examples generated (enough for max_steps; generated lazily)
     eval_lengths: List[int] = field(default_factory=lambda: [10, 25, 50, 75, 100, 150, 200, 300, 500, 1000])  # string lengths of the evaluation sweep
+    end_only_lengths: List[int] = field(default_factory=list)  # of eval_lengths, those evaluated at the end only, not every eval_steps (long, slow ones)
     eval_samples: int = 100  # strings per evaluation length
     eval_seed: int = 1234  # seed of the evaluation strings (fixed across runs, so runs are comparable)
 
@@ -418,6 +419,10 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
         if (OmegaConf.select(cfg, key) or 0) < 0: raise ConfigError(key, OmegaConf.select(cfg, key), "0 or more")
     if not cfg.data.copy_task.eval_lengths or min(cfg.data.copy_task.eval_lengths) < 1:
         raise ConfigError("data.copy_task.eval_lengths", list(cfg.data.copy_task.eval_lengths), "a list of positive string lengths, e.g. [10,50,100]")
+    if set(cfg.data.copy_task.eval_lengths) <= set(cfg.data.copy_task.end_only_lengths):
+        raise ConfigError("data.copy_task.end_only_lengths", list(cfg.data.copy_task.end_only_lengths),
+                          f"some of eval_lengths ({list(cfg.data.copy_task.eval_lengths)}) left out, to evaluate during training; [] for none",
+                          "These lengths are evaluated once, at the end; the others every eval_steps.")
     if Path(cfg.output_dir).is_file():
         raise ConfigError("output_dir", cfg.output_dir, "a folder (new, empty, or a run to resume), not an existing file")
     for grp in ("dropout", "residual_dropout", "attention_dropout"):

@@ -5,9 +5,10 @@
 # %% ../nbs/core/01_io.ipynb #3e5dce1d
 from __future__ import annotations
 
-import contextlib, io, json, os, sys, tempfile, warnings
+import contextlib, importlib.metadata, io, json, os, platform, subprocess, sys, tempfile, warnings
 from pathlib import Path
 
+import torch
 from plotly.offline import get_plotlyjs
 with warnings.catch_warnings():   # without ipywidgets tqdm.auto warns and falls back to text bars, which is what we want
     warnings.filterwarnings("ignore", message="IProgress not found")
@@ -16,8 +17,10 @@ with warnings.catch_warnings():   # without ipywidgets tqdm.auto warns and falls
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['PLOTLY_JS', 'file_mode', 'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'run_cli',
-           'progress_bar', 'check_writable', 'output_dir_for', 'call_cli', 'folder_state', 'repo_root', 'repo_relative']
+__all__ = ['PLOTLY_JS', 'SOURCE_COMMIT_VAR', 'PROVENANCE_PACKAGES', 'file_mode', 'atomic_write', 'share_files', 'json_text',
+           'write_json', 'write_figure', 'run_cli', 'progress_bar', 'check_writable', 'output_dir_for', 'call_cli',
+           'folder_state', 'repo_root', 'repo_relative', 'source_commit', 'package_versions', 'device_name',
+           'provenance']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -135,3 +138,39 @@ def repo_relative(path) -> str:
     "`path` relative to `repo_root()` when it lies inside it (for messages and saved outputs), else as given."
     p = Path(path).resolve()
     return str(p.relative_to(repo_root())) if p.is_relative_to(repo_root()) else str(path)
+
+# %% ../nbs/core/01_io.ipynb #20574d13
+SOURCE_COMMIT_VAR = "LENGEN_SOURCE_COMMIT"   # "<sha>" or "<sha> dirty", where the tree travels without its .git
+
+def source_commit(root=None, # the checkout (default: `repo_root()`)
+                 ) -> dict:
+    "The lengen source a result comes from: `commit`, `dirty` (files under lengen/ differ from it) and `from` (how it is known)."
+    if os.environ.get(SOURCE_COMMIT_VAR):
+        sha, _, state = os.environ[SOURCE_COMMIT_VAR].strip().partition(" ")
+        return {"commit": sha, "dirty": state.strip() == "dirty", "from": SOURCE_COMMIT_VAR}
+    git = lambda *a: subprocess.run(["git", "-C", str(root or repo_root()), *a], capture_output=True, text=True, timeout=30)
+    try: head, status = git("rev-parse", "HEAD"), git("status", "--porcelain", "--", "lengen")
+    except (OSError, subprocess.TimeoutExpired): head = None
+    if head is None or head.returncode or status.returncode:
+        return {"commit": None, "dirty": None, "from": f"unknown: no git repository here and no {SOURCE_COMMIT_VAR}"}
+    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip()), "from": "git"}
+
+# %% ../nbs/core/01_io.ipynb #0ee91d90
+PROVENANCE_PACKAGES = ("torch", "transformers", "accelerate", "triton", "mamba-ssm", "causal-conv1d", "liger-kernel")
+
+def package_versions(names=PROVENANCE_PACKAGES) -> dict:
+    "Installed version of each distribution in `names` (None where it is not installed)."
+    def version(n):
+        try: return importlib.metadata.version(n)
+        except importlib.metadata.PackageNotFoundError: return None
+    return {n: version(n) for n in names}
+
+def device_name() -> str:
+    "The name of the GPU this process computes on (CUDA device 0), or 'cpu'."
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+
+def provenance(code_path:dict|None=None, # the switches that chose the kernels (see the trainer's `run_code_path`)
+               **extra) -> dict:
+    "What produced a result: lengen's commit, Python and package versions, the GPU and the code path (plus `extra` fields)."
+    return {**source_commit(), "python": platform.python_version(), "versions": package_versions(), "gpu": device_name(),
+            "cuda": torch.version.cuda, "code_path": dict(code_path or {}), **extra}

@@ -14,4 +14,5 @@ once first_call true   # its marker's time: when this machine's first call began
 if [ -d .gpu/wheels ]; then once installed install_gpu; fi
 if [ -d .gpu_eval/wheels ]; then once eval_installed install_wheels .gpu_eval/wheels; fi
 if [ -f .gpu_cache/triton_cache.tgz ]; then once triton_cache unpack_triton_cache; fi
+if [ -f .gpu/source_commit ]; then export LENGEN_SOURCE_COMMIT="$(cat .gpu/source_commit)"; fi   # the commit (tools/stamp_source.sh): no .git travels
 export PYTHONPATH=$PWD:/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TQDM_DISABLE=1

@@ -58,7 +58,7 @@ def fake_result(sweep:str, name:str, seed:int, # where the record says it belong
     return {"sweep": sweep, "name": name, "experiment": "synthetic", "overrides": [], "seed": seed, "max_steps": 0, "steps": 0,
             "rows_per_step": 0, "train_tokens": None, "train_loss": 0.0, "parameters": 0, "arch": {}, "regularizer": {},
             "train_seconds": 0.0, "wall_seconds": 0.0, "concurrent_runs": 1, "devices": 1, "mps": False, "bf16": False, "device": "synthetic",
-            **evaluation}
+            "provenance": {"commit": None, "dirty": None, "from": "synthetic", "code_path": {}}, **evaluation}
 
 # %% ../../nbs/experiments/04_results.ipynb #eb62e201
 def _copy_rows(accuracy:dict, **extra) -> list[dict]:
@@ -69,11 +69,14 @@ def fake_copy_result(sweep:str, name:str, seed:int,
                      accuracy:dict, # string length -> the value of every metric
                      train_range=(1, 50),
                      curve:dict|None=None, # training step -> {string length -> the value of every metric}: evaluations in training
+                     code_path:dict|None=None, # the record's `provenance.code_path` (default: empty)
                     ) -> dict:
     "A synthetic copy-task results record with given numbers (100 strings per length), and an in-training curve if given."
     copy = {"train_range": list(train_range), "samples": 100, "alphabet_size": 26, "eval_seed": 1234, "results": _copy_rows(accuracy)}
     if curve: copy["curve"] = [r for step, acc in curve.items() for r in _copy_rows(acc, step=step)]
-    return fake_result(sweep, name, seed, copy=copy)
+    rec = fake_result(sweep, name, seed, copy=copy)
+    rec["provenance"]["code_path"] = dict(code_path or {})
+    return rec
 
 # %% ../../nbs/experiments/04_results.ipynb #cce3998f
 def copy_curves(results:list[dict], metric:str="exact_match_accuracy", order=None) -> dict[str, list[dict]]:

@@ -17,14 +17,14 @@ from omegaconf import OmegaConf
 from safetensors import safe_open
 
 from ..config import ConfigError, compose_config, in_ipython
-from ..io import repo_relative, repo_root, run_cli, write_json
+from ..io import device_name, repo_relative, repo_root, run_cli, write_json
 from .results import fmt_stats, seed_stats
 
 # %% auto #0
 __all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'relative_override', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result',
-           'train_command', 'count_parameters', 'device_name', 'collect_result', 'mps_daemon', 'child_env',
-           'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'window_rates', 'bench_command',
-           'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
+           'train_command', 'count_parameters', 'collect_result', 'mps_daemon', 'child_env', 'visible_gpus',
+           'GpuPicker', 'run_one', 'run_sweep', 'window_rates', 'bench_command', 'concurrent_throughput',
+           'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -61,6 +61,7 @@ class Sweep:
     seeds:list # seeds of every setting
     scale:list = field(default_factory=list) # overrides every run gets, before each setting's own
     data:str = "data/python_docs" # the text corpus `{data}` names, relative to the repository (tools/build_text_corpus.py)
+    seeds_of:dict = field(default_factory=dict) # label -> the only seeds that setting runs (a setting that needs fewer)
     def specs(self, seeds=None, # default: the sweep's
               scale=None, # default: the sweep's reduced scale; [] = the shipped experiments as they are
               data_root=None, # fills `{data}` in overrides; default: the sweep's `data` folder of the repository
@@ -70,7 +71,8 @@ class Sweep:
         fill = lambda ovr: tuple(o.replace("{data}", data) for o in ovr)
         scale = self.scale if scale is None else scale
         return [RunSpec(self.name, label, exp, fill([*scale, *ovr]), s)
-                for s in (self.seeds if seeds is None else seeds) for label, (exp, ovr) in self.settings.items()]
+                for s in (self.seeds if seeds is None else seeds) for label, (exp, ovr) in self.settings.items()
+                if s in self.seeds_of.get(label, [s])]
 
 # %% ../../nbs/experiments/00_sweep.ipynb #f08756f5
 def result_path(spec:RunSpec, results_root) -> Path:
@@ -112,11 +114,6 @@ def count_parameters(model_dir) -> int:
                 n += size
     return n
 
-# %% ../../nbs/experiments/00_sweep.ipynb #6d3cb231
-def device_name() -> str:
-    "The name of the GPU runs go to (CUDA device 0), or 'cpu'."
-    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
-
 # %% ../../nbs/experiments/00_sweep.ipynb #d9b655f4
 def _eval_record(cfg, out:Path) -> dict:
     "The evaluation `lengen_train` ran at the end of the run (and during it, for copy runs), as a results record."
@@ -151,7 +148,8 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                             "residual_dropout_rate": cfg.residual_dropout.rate, "weight_decay": cfg.optim.weight_decay,
                             "initial_state_mode": cfg.initial_state.mode},
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
-            "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "bf16": cfg.bf16, "device": device_name(), **_eval_record(cfg, out)}
+            "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "bf16": cfg.bf16, "device": device_name(), **_eval_record(cfg, out),
+            "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"})}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #8476aae2
 MPS_CONTROL = "nvidia-cuda-mps-control"
@@ -290,7 +288,8 @@ SWEEPS = {
                "logging_steps=100", "schedule.warmup_steps=60", *_SMALL_MAMBA2, "eval_extra.dataset_file={data}/heldout.jsonl",
                "eval_extra.max_length=8192", "eval_extra.batch_size=8",
                "compile.cuda_graphs=true"]),
-    "copy_full_scale": Sweep("copy_full_scale", _COPY, seeds=[0, 1, 2], scale=["wandb.enabled=false"]),
+    "copy_full_scale": Sweep("copy_full_scale", _COPY, seeds=list(range(8)), seeds_of={"weight_decay": [0, 1, 2, 3], "pre_norm": [0, 1, 2, 3]},
+                             scale=["wandb.enabled=false", "kernels.liger=false"]),   # the stock path every run of this sweep took
     "position_85m": Sweep("position_85m", {**_TEXT, "pre_linear": ("mamba2_85m_lengen_pile_pre_linear", []),   # + the positive control:
                                            "state_noise": ("mamba2_85m_lengen_pile_state_noise", []),   # noisy and passed initial
                                            "state_passing": ("mamba2_85m_lengen_pile_state_passing", [])},   # states (Buitrago & Gu)

@@ -16,7 +16,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from ..config import ConfigError, compose_config, in_ipython, list_experiments, validate_config
 from ..data import build_tokenizer, build_train_dataset, copy_row_length, packed_rows_collator, packed_text, padding_collator, rank_and_world
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
-from ..io import check_writable, share_files, write_json
+from ..io import check_writable, provenance, share_files, write_json
 from ..checkpoints import _checkpoints, resolve_resume, rotate_checkpoints
 from ..models.mamba2 import mamba2_kernel_path, no_decay_names
 from ..eval.copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
@@ -25,17 +25,17 @@ from ..ops.kernels import apply_kernels, fused_loss, require_kernels
 from ..ops.packed import apply_packed_examples, packing_collator
 from ..regularizers.dropout import apply_regularizers, format_sites, resolve_sites
 from ..regularizers.initial_state import LanePackedText, StreamOrderSampler, apply_initial_state
-from ..models.family import decoder_blocks
+from ..models.family import decoder_blocks, model_family
 from ..ops.cuda_graphs import graph_blocks
 from ..models.build import build_model, model_skeleton
 from ..eval.position import check_eval_extra, eval_extra_from_config
 
 # %% auto #0
 __all__ = ['RUN_OUTPUTS', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in', 'check_wandb', 'training_arguments',
-           'previous_run', 'check_output_dir', 'LengenTrainer', 'generation_metrics', 'eval_curve',
+           'previous_run', 'check_output_dir', 'LengenTrainer', 'curve_lengths', 'generation_metrics', 'eval_curve',
            'GenerationEvalCallback', 'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile',
-           'prepare_model', 'FirstStepTimer', 'train_summary', 'final_copy_eval', 'run_training', 'parse_argv',
-           'sites_report', 'main', 'sites_main']
+           'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path', 'final_copy_eval', 'run_training',
+           'parse_argv', 'sites_report', 'main', 'sites_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #b77fdb01
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -162,6 +162,12 @@ class LengenTrainer(Trainer):
             rotate_checkpoints(real, self.args.save_total_limit, keep=self.state.best_model_checkpoint)
         if self.args.world_size > 1: torch.distributed.barrier()
 
+# %% ../../nbs/train/00_trainer.ipynb #c69e7d66
+def curve_lengths(ct, # the run's `data.copy_task`
+                 ) -> list[int]:
+    "The string lengths evaluated during training: `ct.eval_lengths` less `ct.end_only_lengths`."
+    return [L for L in ct.eval_lengths if L not in set(ct.end_only_lengths)]
+
 # %% ../../nbs/train/00_trainer.ipynb #8365c98a
 def generation_metrics(model, tokenizer, cfg) -> dict:
     "Every metric of the copy sweep at each length, and the `data.eval_metric` of each val set (`data.val_max_samples` each), for logging."
@@ -169,7 +175,7 @@ def generation_metrics(model, tokenizer, cfg) -> dict:
     n = d.val_max_samples
     if d.synthetic == "copy":
         ct = d.copy_task
-        for r in evaluate_copy(model, tokenizer, ct.eval_lengths, n, ct.alphabet_size, ct.eval_seed, d.val_batch_size, progress=False):
+        for r in evaluate_copy(model, tokenizer, curve_lengths(ct), n, ct.alphabet_size, ct.eval_seed, d.val_batch_size, progress=False):
             out.update({f"copy/{k}@{r['length']}": r[k] for k in EVAL_METRICS})
     for path in d.val_sets:
         ds = datasets.load_from_disk(path)
@@ -184,7 +190,7 @@ def generation_metrics(model, tokenizer, cfg) -> dict:
 def eval_curve(log_history:list[dict], # the Trainer's `state.log_history`
                cfg) -> dict:
     "The copy metrics logged during training: one row per evaluation and string length (`eval_curve.json`)."
-    lengths = cfg.data.copy_task.eval_lengths
+    lengths = curve_lengths(cfg.data.copy_task)
     rows = [{"step": h["step"], "length": L, "n": cfg.data.val_max_samples, **{m: h[f"copy/{m}@{L}"] for m in EVAL_METRICS}}
             for h in log_history for L in lengths if f"copy/{EVAL_METRICS[0]}@{L}" in h]
     return {"metrics": list(EVAL_METRICS), "rows": rows}
@@ -291,6 +297,19 @@ def train_summary(cfg, steps:int, world_size:int, metrics:dict) -> dict:
             "tokens_per_step": rows * cfg.data.block_size if packed else None,
             "train_tokens": steps * rows * cfg.data.block_size if packed else None, **metrics}
 
+# %% ../../nbs/train/00_trainer.ipynb #96451ec0
+def run_code_path(model, # the model as the run trains it
+                  cfg, # the run's TrainingConfig
+                 ) -> dict:
+    "The switches that chose the kernels of a run's arithmetic (flat, comparable between runs)."
+    cuda = torch.cuda.is_available()
+    k = cfg.kernels
+    liger = {f"kernels.{n}": bool(k[n]) for n in ("rms_norm", "swiglu", "rope", "fused_linear_cross_entropy")} if k.liger else {}
+    fused = mamba2_kernel_path()["fused"] and cuda if model_family(model) == "mamba2" else None
+    return {"kernels.liger": bool(k.liger), **liger, "compile.cuda_graphs": bool(cfg.compile.cuda_graphs and cuda),
+            "compile.torch_compile": bool(cfg.compile.torch_compile), "data.pack_examples": bool(cfg.data.pack_examples),
+            "bf16": bool(cfg.bf16 and cuda), "mamba2_fused_kernels": fused}
+
 # %% ../../nbs/train/00_trainer.ipynb #c078c8a7
 def final_copy_eval(model, tokenizer, cfg) -> dict:
     "Full copy-task length sweep of a trained model: JSON + HTML in output_dir, a printed table; returns a summary."
@@ -339,7 +358,8 @@ def run_training(cfg, # a composed, validated TrainingConfig
     trainer.save_model(cfg.output_dir)
     if trainer.is_world_process_zero():
         OmegaConf.save(cfg, Path(cfg.output_dir)/"lengen_config.yaml")
-        write_json(train_summary(cfg, trainer.state.global_step, args.world_size, metrics), Path(cfg.output_dir)/"train_summary.json")
+        write_json({**train_summary(cfg, trainer.state.global_step, args.world_size, metrics),
+                    "provenance": provenance(run_code_path(model, cfg))}, Path(cfg.output_dir)/"train_summary.json")
         if cfg.data.synthetic == "copy" and cfg.eval_steps:
             write_json(eval_curve(trainer.state.log_history, cfg), Path(cfg.output_dir)/"eval_curve.json")
         if cfg.data.synthetic == "copy": metrics.update(final_copy_eval(trainer.model, tok, cfg))
