@@ -76,26 +76,56 @@ def test_fig1_without_results(tmp_path):
     assert outputs(nb, PLOTLY) == [] and outputs(nb, "text/markdown") == []
 
 
+PATH = {"kernels.liger": False, "data.pack_examples": True, "mamba2_fused_kernels": True}
+BASE_EM, VPAD_EM = {50: 1.0, 75: 0.5, 100: 0.0, 150: 0.0}, {50: 1.0, 75: 1.0, 100: 0.5, 150: 0.0}   # 0.25 and 0.5625 over 50-150
+
+
+def write_paper_scale(root, seeds=6, path_of=lambda name, seed: PATH):
+    "Paper-scale copy records: every seed of vpad copies further than the baseline's (the same seed), evaluated 3 times in training."
+    for seed in range(seeds):
+        for name, em in (("baseline", BASE_EM), ("vpad", VPAD_EM)):
+            acc = {L: max(0.0, v - seed / 100) if L == 100 else v for L, v in em.items()}   # seeds differ a little
+            write_result(fake_copy_result("copy_full_scale", name, seed, {10: 1.0, **acc, 1000: 0.0},
+                                          curve={s: acc for s in (16000, 18000, 20000)}, code_path=path_of(name, seed)), root)
+
+
 def test_fig1_paper_scale(tmp_path):
-    for seed in (0, 1):
-        for name, past in (("baseline", 0.1), ("vpad", 0.5)):
-            write_result(fake_copy_result("copy_full_scale", name, seed, {10: 1.0, 50: 1.0 - seed / 10, 100: past + seed / 10, 1000: 0.0},
-                                          curve={2000: {75: past, 100: 0.0}, 4000: {75: past + 0.2, 100: past}}), tmp_path / "res")
+    write_paper_scale(tmp_path / "res")
     nb = run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "res"))
     assert "No results yet in" in "".join(outputs(nb, "stream"))          # the reduced sweep has none
     figs = outputs(nb, PLOTLY)
-    assert len(figs) == 2                                                  # (a) accuracy vs length, (b) during training
-    assert len(figs[0]["data"]) == 3 * 5
-    means = [t for t in figs[1]["data"] if t.get("mode") == "lines+markers"]
-    assert len(means) == 2 * 2 and [t["name"] for t in means[:2]] == ["baseline (2 seeds)", "vpad (2 seeds)"]
-    assert list(means[1]["x"]) == [2000, 4000] and means[1]["y"] == pytest.approx([0.5, 0.7])   # vpad at 75 letters
+    assert len(figs) == 3                                                  # (a) the tests, (b) accuracy vs length, (c) during training
+    assert "code path: data.pack_examples, mamba2_fused_kernels on; kernels.liger off" in figs[0]["layout"]["title"]["text"]
+    assert len(figs[1]["data"]) == 3 * 5
+    summary = json.loads((tmp_path / "res" / "copy_full_scale" / "summary.json").read_text())
+    vp = summary["settings"]["vpad"]["AUC50_150"]
+    assert vp["n_seeds"] == 6 and vp["test"] == "paired sign-flip, exact, 6 pairs" and vp["p_value"] == pytest.approx(2 / 64)
+    assert summary["settings"]["baseline"]["AUC50_150"]["mean"] == 0.25
+    assert vp["mean"] == pytest.approx(0.5625 - 0.375 * sum(range(6)) / 6 / 100)   # 100 letters weighs (25/2 + 50/2)/100 in the area
+    assert vp["ci_low"] <= vp["mean"] <= vp["ci_high"] and summary["code_path"] == PATH
     md = "".join(outputs(nb, "text/markdown"))
-    assert "4 runs: baseline (2 seeds), vpad (2 seeds)" in md
-    assert "0.950 (0.900–1.000) at 50 letters, 0.550 (0.500–0.600) at 100 letters" in md
+    assert "12 runs (seeds: the baseline 6, VPAD 6)" in md and "The runs (12: baseline (6 seeds), vpad (6 seeds))" in md
+    assert "* VPAD extends copying: mean exact match over 50–150 letters 0.55" in md and "Holm-corrected p = 0.031." in md
     html = tables(nb)
-    assert len(html) == 1 and "0.150 (0.100–0.200)" in html[0]
-    assert (tmp_path / "res" / "copy_full_scale" / "copy_full_scale.html").is_file()
-    assert (tmp_path / "res" / "copy_full_scale" / "copy_full_scale_training.html").is_file()
+    assert len(html) == 2 and "paired sign-flip, exact, 6 pairs" in html[0]
+    for f in ("copy_full_scale.html", "copy_full_scale_training.html", "copy_full_scale_tests.html"):
+        assert (tmp_path / "res" / "copy_full_scale" / f).is_file(), f
+
+
+def test_fig1_paper_scale_few_seeds(tmp_path):
+    "Four seeds: the same differences, but no test can pass, and the sentence says so."
+    write_paper_scale(tmp_path / "res", seeds=4)
+    md = "".join(outputs(run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "res")), "text/markdown"))
+    assert "* VPAD: no significant difference at 4 seeds; mean exact match over 50–150 letters 0.56" in md and "extends" not in md
+
+
+def test_fig1_refuses_mixed_code_paths(tmp_path):
+    liger = lambda name, seed: {**PATH, "kernels.liger": seed == 5}   # one run took Liger's kernels
+    write_paper_scale(tmp_path / "res", path_of=liger)
+    with pytest.raises(pm.PapermillExecutionError, match="code paths"):
+        run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "res"))
+    nb = run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "res"), allow_mixed_paths=True)
+    assert "2 code paths mixed (allow_mixed_paths)" in outputs(nb, PLOTLY)[0]["layout"]["title"]["text"]
 
 
 def write_position_results(sweep, root):

@@ -24,8 +24,8 @@ __all__ = ['load_results', 'by_setting', 'seed_stats', 'seeds_label', 'fmt_stats
 
 # %% ../../nbs/experiments/04_results.ipynb #74ec6742
 def load_results(folder) -> list[dict]:
-    "Every results JSON in `folder` (one sweep's), ordered by setting and seed."
-    files = sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else []
+    "Every run's results JSON in `folder` (one sweep's: `<setting>-seed<S>.json`), ordered by setting and seed."
+    files = sorted(Path(folder).glob("*-seed*.json")) if Path(folder).is_dir() else []
     return sorted((json.loads(f.read_text()) for f in files), key=lambda r: (r["name"], r["seed"]))
 
 # %% ../../nbs/experiments/04_results.ipynb #076435af
@@ -79,13 +79,21 @@ def fake_copy_result(sweep:str, name:str, seed:int,
     return rec
 
 # %% ../../nbs/experiments/04_results.ipynb #cce3998f
-def copy_curves(results:list[dict], metric:str="exact_match_accuracy", order=None) -> dict[str, list[dict]]:
-    "Per setting: one row per string length with the mean/min/max of `metric` over seeds."
+def _with_band(values:list[float], band=None) -> dict:
+    "`seed_stats` of `values` with the band drawn around their mean: `lo`, `hi` = `band(values)`, or the lowest and highest seed."
+    s = seed_stats(values)
+    lo, hi = band(values) if band else (s["min"], s["max"])
+    return {**s, "lo": float(lo), "hi": float(hi)}
+
+def copy_curves(results:list[dict], metric:str="exact_match_accuracy", order=None,
+                band=None, # values over seeds -> (low, high) of the band (e.g. `lengen.experiments.stats.bootstrap_ci`); default: min, max
+               ) -> dict[str, list[dict]]:
+    "Per setting: one row per string length (those all its seeds have) with the mean/min/max and band of `metric` over seeds."
     out = {}
     for name, rs in by_setting([r for r in results if "copy" in r], order).items():
         per = [{row["length"]: row[metric] for row in r["copy"]["results"]} for r in rs]
         lengths = sorted(set.intersection(*(set(p) for p in per)))
-        out[name] = [{"length": L, **seed_stats([p[L] for p in per])} for L in lengths]
+        out[name] = [{"length": L, **_with_band([p[L] for p in per], band)} for L in lengths]
     return out
 
 # %% ../../nbs/experiments/04_results.ipynb #3b0155d8
@@ -103,19 +111,21 @@ def copy_table(results:list[dict], metric:str="exact_match_accuracy", order=None
 
 # %% ../../nbs/experiments/04_results.ipynb #b2c5a5ab
 def _band(fig, x, lo, hi, color, **where):
-    "A min-max band (no legend entry) behind a curve."
+    "A band (no legend entry) behind a curve."
     fig.add_trace(go.Scatter(x=list(x) + list(x)[::-1], y=list(hi) + list(lo)[::-1], fill="toself", fillcolor=color,
                              opacity=0.2, line=dict(width=0), showlegend=False, hoverinfo="skip"), **where)
 
 def plot_copy_sweep(results:list[dict], metrics=EVAL_METRICS, order=None,
-                    title:str="Copy task: accuracy vs string length (mean over seeds, min-max shaded)"):
-    "One panel per metric: per setting the mean over seeds against string length, min-max band, training lengths shaded."
+                    title:str="Copy task: accuracy vs string length (mean over seeds, min-max shaded)",
+                    band=None, # as `copy_curves`' (name it in the title)
+                   ):
+    "One panel per metric: per setting the mean over seeds against string length, a band (min-max), training lengths shaded."
     fig = make_subplots(rows=1, cols=len(metrics), shared_yaxes=True, subplot_titles=[m.replace("_", " ") for m in metrics])
     colors = pc.qualitative.Plotly
     for j, m in enumerate(metrics, 1):
-        for k, (name, rows) in enumerate(copy_curves(results, m, order).items()):
+        for k, (name, rows) in enumerate(copy_curves(results, m, order, band).items()):
             x, c = [r["length"] for r in rows], colors[k % len(colors)]
-            if rows and rows[0]["n"] > 1: _band(fig, x, [r["min"] for r in rows], [r["max"] for r in rows], c, row=1, col=j)
+            if rows and rows[0]["n"] > 1: _band(fig, x, [r["lo"] for r in rows], [r["hi"] for r in rows], c, row=1, col=j)
             fig.add_trace(go.Scatter(x=x, y=[r["mean"] for r in rows], mode="lines+markers", line=dict(color=c),
                                      name=seeds_label(name, rows[0]["n"] if rows else 0), legendgroup=name,
                                      showlegend=j == 1), row=1, col=j)
@@ -131,6 +141,7 @@ def plot_copy_sweep(results:list[dict], metrics=EVAL_METRICS, order=None,
 
 # %% ../../nbs/experiments/04_results.ipynb #17b39c58
 def copy_training_curves(results:list[dict], metric:str="exact_match_accuracy", lengths=(75, 100, 200), order=None,
+                         band=None, # as `copy_curves`'
                         ) -> dict[int, dict[str, list[dict]]]:
     "Per string length, per setting: one row per in-training evaluation step with the mean/min/max of `metric` over seeds."
     runs, out = by_setting([r for r in results if "curve" in r.get("copy", {})], order), {}
@@ -139,21 +150,22 @@ def copy_training_curves(results:list[dict], metric:str="exact_match_accuracy", 
         for name, rs in runs.items():
             per = [{row["step"]: row[metric] for row in r["copy"]["curve"] if row["length"] == L} for r in rs]
             steps = sorted(set.intersection(*(set(p) for p in per)))
-            if steps: per_setting[name] = [{"step": s, **seed_stats([p[s] for p in per])} for s in steps]
+            if steps: per_setting[name] = [{"step": s, **_with_band([p[s] for p in per], band)} for s in steps]
         if per_setting: out[L] = per_setting
     return out
 
 # %% ../../nbs/experiments/04_results.ipynb #aff9488d
 def plot_copy_training(results:list[dict], metric:str="exact_match_accuracy", lengths=(75, 100, 200), order=None,
-                       title:str|None=None):
-    "One panel per string length: per setting `metric` against the training step, mean over seeds, min-max band."
-    curves, words = copy_training_curves(results, metric, lengths, order), metric.replace("_", " ")
+                       title:str|None=None, band=None, # as `copy_curves`' (name it in the title)
+                      ):
+    "One panel per string length: per setting `metric` against the training step, mean over seeds, a band (min-max)."
+    curves, words = copy_training_curves(results, metric, lengths, order, band), metric.replace("_", " ")
     names, colors, shown = list(by_setting([r for r in results if "copy" in r], order)), pc.qualitative.Plotly, set()
     fig = make_subplots(rows=1, cols=max(1, len(curves)), shared_yaxes=True, subplot_titles=[f"{L} letters" for L in curves])
     for j, per in enumerate(curves.values(), 1):
         for name, rows in per.items():
             x, c = [r["step"] for r in rows], colors[names.index(name) % len(colors)]
-            if rows[0]["n"] > 1: _band(fig, x, [r["min"] for r in rows], [r["max"] for r in rows], c, row=1, col=j)
+            if rows[0]["n"] > 1: _band(fig, x, [r["lo"] for r in rows], [r["hi"] for r in rows], c, row=1, col=j)
             fig.add_trace(go.Scatter(x=x, y=[r["mean"] for r in rows], mode="lines+markers", line=dict(color=c), legendgroup=name,
                                      name=seeds_label(name, rows[0]["n"]), showlegend=name not in shown), row=1, col=j)
             shown.add(name)

@@ -11,16 +11,19 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import plotly.colors as pc, plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from ..config import ConfigError
 from ..io import write_json
 from .results import by_setting
 
 # %% auto #0
-__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'run_id', 'last_k_curve', 'l50', 'em_area',
-           'common_lengths', 'run_metrics', 'bootstrap_ci', 'bootstrap_diff_ci', 'permutation_test',
+__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'SETTING_NAMES', 'run_id', 'last_k_curve', 'l50',
+           'em_area', 'common_lengths', 'run_metrics', 'bootstrap_ci', 'bootstrap_diff_ci', 'permutation_test',
            'paired_permutation_test', 'holm', 'cohen_dz', 'hedges_g', 'compare_to_baseline', 'MixedCodePaths',
-           'check_code_paths', 'summarize', 'write_summary', 'outcome_sentences', 'summary_table']
+           'check_code_paths', 'summarize', 'write_summary', 'setting_name', 'outcome_sentences', 'summary_table',
+           'path_title', 'plot_summary', 'tested_outcome']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -258,6 +261,15 @@ def write_summary(summary:dict, path) -> Path:
 _PHRASES = {"AUC50_150": ("mean exact match over 50–150 letters", 2, ""),   # lead-in, decimals, unit of a metric in a sentence
             "L50": ("exact match falls below 0.5 at", 0, " letters")}
 
+SETTING_NAMES = {"baseline": "the baseline", "weight_decay": "weight decay", "pre_norm": "pre-norm dropout",
+                 "pre_linear": "pre-linear dropout", "vpad": "VPAD", "state_noise": "noisy initial states",
+                 "state_passing": "passed initial states"}   # a sweep setting's name in sentences
+
+def setting_name(name:str, capital:bool=False) -> str:
+    "A sweep setting in words (`SETTING_NAMES`; an unknown setting as it is), capitalized to open a sentence if asked."
+    words = SETTING_NAMES.get(name, name)
+    return words[0].upper() + words[1:] if capital and words else words
+
 def _fmt_p(p:float) -> str: return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 
 def _seeds_tested(c:dict) -> str:
@@ -266,7 +278,9 @@ def _seeds_tested(c:dict) -> str:
 
 def outcome_sentences(summary:dict, metric:str=PRIMARY_METRIC,
                       what:str="copying", # what a regularizer extends or shortens
-                      alpha:float=0.05) -> list[str]:
+                      alpha:float=0.05,
+                      names:dict|None=None, # setting -> the name a sentence gives it (default: `setting_name`, capitalized)
+                     ) -> list[str]:
     "One sentence per regularizer: an effect only where the Holm-corrected p < `alpha`, else 'no significant difference at n seeds'."
     lead, digits, unit = _PHRASES[metric]
     pct, base = f"{summary['level']:.0%}", summary["settings"][summary["baseline"]][metric]
@@ -280,9 +294,10 @@ def outcome_sentences(summary:dict, metric:str=PRIMARY_METRIC,
                    f"{num(base['mean'])} ({num(base['ci_low'])}–{num(base['ci_high'])}), a difference of {num(c['diff'], '+')} "
                    f"({num(c['diff_ci_low'], '+')} to {num(c['diff_ci_high'], '+')}); {test} over {_seeds_tested(c)} seeds, "
                    f"Holm-corrected {_fmt_p(c['p_value'])}.")
+        label = (names or {}).get(name) or setting_name(name, capital=True)
         if c["p_value"] < alpha and c["diff"] != 0:
-            out.append(f"{name} {'extends' if c['diff'] > 0 else 'shortens'} {what}: {numbers}")
-        else: out.append(f"{name}: no significant difference at {_seeds_tested(c)} seeds; {numbers}")
+            out.append(f"{label} {'extends' if c['diff'] > 0 else 'shortens'} {what}: {numbers}")
+        else: out.append(f"{label}: no significant difference at {_seeds_tested(c)} seeds; {numbers}")
     return out
 
 # %% ../../nbs/experiments/05_stats.ipynb #5e6dc905
@@ -299,3 +314,51 @@ def summary_table(summary:dict) -> pd.DataFrame:
         row["test"] = s[PRIMARY_METRIC].get("test", "")
         rows[name] = row
     return pd.DataFrame(rows).T
+
+# %% ../../nbs/experiments/05_stats.ipynb #a2df28c0
+def path_title(path) -> str:
+    "A summary's code path in a figure title: the switches that are on, or what makes it unknown or mixed."
+    if isinstance(path, dict) and "mixed" in path: return f"{len(path['mixed'])} code paths mixed (allow_mixed_paths)"
+    if not isinstance(path, dict): return "code path unknown"
+    on, off = ([k for k, v in path.items() if v is flag] for flag in (True, False))
+    return "code path: " + "; ".join(f"{', '.join(ks)} {word}" for ks, word in ((on, "on"), (off, "off")) if ks)
+
+def plot_summary(summary:dict, metric:str=PRIMARY_METRIC, names:dict|None=None, # setting -> label (default: the setting)
+                 title:str|None=None):
+    "Per setting the seeds' values, mean and interval of `metric`; each regularizer's difference from the baseline with its interval and p."
+    label, (lead, digits, unit) = lambda n: (names or {}).get(n, n), _PHRASES[metric]
+    settings, colors = summary["settings"], pc.qualitative.Plotly
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
+                        subplot_titles=[f"per run: {lead}{unit}", f"difference from {label(summary['baseline'])}, {summary['level']:.0%} CI"])
+    for i, (name, s) in enumerate(settings.items()):
+        c, color, y = s[metric], colors[i % len(colors)], label(name)
+        fig.add_trace(go.Scatter(x=c["values"], y=[y] * len(c["values"]), mode="markers", marker=dict(color=color, opacity=0.45, size=8),
+                                 text=[f"seed {k}" for k in c["seeds"]], name=y, showlegend=False), row=1, col=1)
+        fig.add_trace(go.Scatter(x=[c["mean"]], y=[y], mode="markers", marker=dict(color=color, symbol="diamond", size=12, line=dict(width=1)),
+                                 error_x=dict(type="data", symmetric=False, array=[c["ci_high"] - c["mean"]], arrayminus=[c["mean"] - c["ci_low"]]),
+                                 showlegend=False, hoverinfo="x"), row=1, col=1)
+        if "diff" not in c: continue
+        fig.add_trace(go.Scatter(x=[c["diff"]], y=[y], mode="markers+text", marker=dict(color=color, size=11), textposition="top center",
+                                 text=[f"p = {c['p_value']:.2g}"], showlegend=False,
+                                 error_x=dict(type="data", symmetric=False, array=[c["diff_ci_high"] - c["diff"]],
+                                              arrayminus=[c["diff"] - c["diff_ci_low"]])), row=1, col=2)
+    fig.add_vline(x=0, line=dict(color="gray", dash="dot"), row=1, col=2)
+    n = sorted({s[metric]["n_seeds"] for s in settings.values()})
+    seeds = f"{n[0]}" if n[0] == n[-1] else f"{n[0]}–{n[-1]}"
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(template="plotly_white", height=120 + 45 * len(settings),
+                      title=title or f"{summary['sweep']}: {lead}{unit}, {seeds} seeds a setting ({path_title(summary['code_path'])})")
+    return fig
+
+# %% ../../nbs/experiments/05_stats.ipynb #53922d67
+def tested_outcome(summary:dict|str|Path, # a `summarize` result, or the path of its summary.json
+                   title:str="The sweep", # what the paragraph is about, e.g. "Figure 1 at the paper's scale"
+                   metric:str=PRIMARY_METRIC) -> str:
+    "Markdown: what the tests compared, then one bullet per regularizer (`outcome_sentences`)."
+    source = f" (`{Path(summary).parent.parent.name}/{Path(summary).parent.name}/{Path(summary).name}`)" if not isinstance(summary, dict) else ""
+    s = summary if isinstance(summary, dict) else json.loads(Path(summary).read_text())
+    seeds = ", ".join(f"{setting_name(n)} {v[metric]['n_seeds']}" for n, v in s["settings"].items())
+    head = (f"**{title}, as tested**{source}: {sum(v[metric]['n_seeds'] for v in s['settings'].values())} runs (seeds: {seeds}); "
+            f"{path_title(s['code_path'])}; each run's {_PHRASES[metric][0]} from the mean of its last {s['k']} evaluations in "
+            f"training, on {', '.join(map(str, s['lengths']))} letters.")
+    return "\n".join([head, "", *(f"* {line}" for line in outcome_sentences(s, metric))])
