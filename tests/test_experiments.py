@@ -167,7 +167,29 @@ def test_fig2_paper_scale(tmp_path):
     assert ("* **baseline (2 seeds)**: cross-entropy 3.500 (3.000–4.000) over the first 8 positions (the training length), 6.000 "
             "(6.000–6.000) over positions 33–64 (up to 8× the training length): +2.500 nats.") in md
     assert "**Against the baseline**, window by window" in md and "VPAD -2.500 to +0.000 nats." in md
+    assert "* VPAD: no significant difference at 2 seeds; rise of the loss from positions T/2–T to 4T–8T" in md
+    assert "The baseline fails past its training length in every seed (rise +3.000, +2.000 nats" in md
+    summary = json.loads((tmp_path / "r" / "position_85m" / "summary.json").read_text())
+    assert summary["baseline_fails"] and summary["settings"]["vpad"]["rise_4T_8T"]["diff"] == pytest.approx(-2.5)
     assert (tmp_path / "r" / "position_85m" / "position_85m.html").is_file()
+
+
+def test_fig2_failure_search(tmp_path):
+    "Failure-search records with a loss evaluated at every checkpoint: the rise against tokens, and the onset table."
+    T, bins = 8, [[0, 1], [1, 2], [2, 4], [4, 8], [8, 16], [16, 32], [32, 64]]
+    for seed, rises in ((0, (-0.05, 0.02, 0.3)), (1, (0.0, 0.2, 0.4))):
+        rec = fake_position_result("failure_85m", "T8", seed, [3.0] * 64, T)
+        rec["train_tokens"] = 3000
+        rec["position_curve"] = [{"step": s, "train_tokens": 1000 * s, "bins": bins, "bin_ce": [3.0] * 4 + [3.0 + r] * 3,
+                                  "documents": []} for s, r in zip((1, 2, 3), rises)]
+        write_result(rec, tmp_path / "r")
+    nb = run_nb("fig2_position_loss", tmp_path, results_root=str(tmp_path / "r"))
+    fig = outputs(nb, PLOTLY)[-1]
+    assert fig["layout"]["title"]["text"].startswith("The failure search") and len(fig["data"]) == 2
+    assert fig["data"][1]["y"] == pytest.approx([0.0, 0.2, 0.4])
+    table = tables(nb)[-1]
+    assert "0M (step 2)" in table and "0M (step 3)" in table   # seed 0: loss past T above inside from step 2, the rule from step 3
+    assert (tmp_path / "r" / "failure_85m" / "failure_85m.html").is_file()
 
 
 def test_fig3_regularizer_cost(tmp_path):

@@ -21,10 +21,11 @@ from ..checkpoints import resolve_checkpoint, run_config_of
 from ..models.mamba2 import mamba2_prefill
 
 # %% auto #0
-__all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'position_limit',
-           'check_position_max_length', 'smooth_log', 'plot_position_ce', 'check_known_tokens', 'evaluate_positions',
-           'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main', 'compare_runs',
-           'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
+__all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'log2_bins', 'bin_means',
+           'document_labels', 'per_document_bins', 'position_limit', 'check_position_max_length', 'smooth_log',
+           'plot_position_ce', 'check_known_tokens', 'evaluate_positions', 'context_windows', 'window_ce',
+           'markdown_window_table', 'position_summary', 'main', 'compare_runs', 'compare_main', 'time_position_eval',
+           'check_eval_extra', 'eval_extra_from_config']
 
 # %% ../../nbs/eval/02_position.ipynb #c68225e0
 def text_at(record, # one JSON record
@@ -91,13 +92,13 @@ def per_position_ce(model, docs:list[list[int]], # token ids of each document, e
                     batch_size:int=1, # documents per forward pass
                     chunk:int=4096, # positions per LM-head call
                     pad_id:int=0, # any token id (padded positions are never scored)
-                    progress:bool=True) -> tuple[torch.Tensor, torch.Tensor]:
-    "(mean CE per position, number of documents reaching each position); entry i scores token i+1 given 0..i."
+                    progress:bool=True) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    "(mean CE per position, documents reaching each position, each document's own CE per position); entry i scores token i+1 given 0..i."
     dev, head = next(model.parameters()).device, model.get_output_embeddings()
     L = max(map(len, docs)) - 1
     total = torch.zeros(L, dtype=torch.float64, device=dev)
     counts = torch.zeros(L, dtype=torch.long, device=dev)
-    order = sorted(range(len(docs)), key=lambda i: -len(docs[i]))
+    order, own = sorted(range(len(docs)), key=lambda i: -len(docs[i])), [None] * len(docs)
     for s in progress_bar(range(0, len(order), batch_size), "per-position CE", progress, unit="batch"):
         batch = [docs[i] for i in order[s:s + batch_size]]
         n = max(map(len, batch))
@@ -110,7 +111,37 @@ def per_position_ce(model, docs:list[list[int]], # token ids of each document, e
         valid = targets != -100
         total[:n - 1] += (ce * valid).sum(0, dtype=torch.float64)
         counts[:n - 1] += valid.sum(0)
-    return (total / counts.clamp(min=1)).float().cpu(), counts.cpu()
+        for j, i in enumerate(order[s:s + batch_size]): own[i] = ce[j, :len(docs[i]) - 1].cpu()
+    return (total / counts.clamp(min=1)).float().cpu(), counts.cpu(), own
+
+# %% ../../nbs/eval/02_position.ipynb #d70e96d0
+def log2_bins(n:int, # positions to cover
+             ) -> list[tuple[int, int]]:
+    "Bins of positions [0, 1), [1, 2), [2, 4), ... whose ends double, the last cut at `n`."
+    out, lo = [(0, min(1, n))], 1
+    while lo < n: out.append((lo, min(2 * lo, n))); lo *= 2
+    return out
+
+def bin_means(values, # per-position numbers (a list or tensor)
+              bins:list[tuple[int, int]]) -> list[float]:
+    "The mean of `values` in each of `bins` that it reaches (a partial last bin counts)."
+    v = torch.as_tensor(values, dtype=torch.float64)
+    return [float(v[lo:hi].mean()) for lo, hi in bins if lo < len(v)]
+
+# %% ../../nbs/eval/02_position.ipynb #25f806f7
+def document_labels(path, # the JSONL file `read_documents` read
+                   ) -> list[dict]:
+    "Each record's `name` and `kind` (None where absent), in the order of `read_documents`."
+    recs = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    return [{"name": r.get("name"), "kind": r.get("kind")} if isinstance(r, dict) else {"name": None, "kind": None} for r in recs]
+
+def per_document_bins(own:list, # each document's CE per position (`per_position_ce`'s third value)
+                      labels:list[dict], # `document_labels` of the same documents
+                     ) -> dict:
+    "Each document's mean CE in `log2_bins`, with its label and the positions it has: a compact per-document record."
+    bins = log2_bins(max(len(c) for c in own))
+    return {"bins": [list(b) for b in bins],
+            "documents": [{**lab, "positions": len(c), "bin_ce": [round(x, 4) for x in bin_means(c, bins)]} for c, lab in zip(own, labels)]}
 
 # %% ../../nbs/eval/02_position.ipynb #d0d0d67b
 _POSITION_TABLES = re.compile(r"(^|\.)(wpe|embed_positions|position_embeddings)$")
@@ -213,15 +244,17 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     docs = [tok(t, verbose=False)["input_ids"][:max(max_length, 2)] for t in progress_bar(texts, "tokenize", progress)]
     check_known_tokens(docs, tok, ckpt)
     check_position_max_length(max_length, max(map(len, docs)))
+    kept = [len(d) >= 2 for d in docs]
     docs = [d for d in docs if len(d) >= 2]
     model, _ = load_for_eval(ckpt, dtype, device)
     check_position_max_length(max_length, max(map(len, docs)), position_limit(model))
-    with measured(model.device) as m: ce, counts = per_position_ce(model, docs, batch_size, chunk, tok.pad_token_id or 0, progress)
+    with measured(model.device) as m: ce, counts, own = per_position_ce(model, docs, batch_size, chunk, tok.pad_token_id or 0, progress)
     result = {"checkpoint": ckpt, "dataset_file": str(dataset_file), "max_length": max_length,
               "train_length": train_len if train_len is not None else train_length(run_config_of(ckpt)),
               "num_documents": len(docs), "dtype": dtype, "seconds": round(m["seconds"], 3),
               "peak_gib": None if m["peak_gib"] is None else round(m["peak_gib"], 2),
-              "per_position_ce": ce.tolist(), "doc_counts": counts.tolist()}
+              "per_position_ce": ce.tolist(), "doc_counts": counts.tolist(),
+              "per_document": per_document_bins(own, [lab for lab, d in zip(document_labels(dataset_file), kept) if d])}
     write_json(result, out/f"{output_name}.json")
     write_figure(plot_position_ce({Path(ckpt).name: [result]}), out/f"{output_name}.html")
     return result

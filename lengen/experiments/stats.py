@@ -16,14 +16,17 @@ from plotly.subplots import make_subplots
 
 from ..config import ConfigError
 from ..io import write_json
+from ..eval.position import window_ce
 from .results import by_setting
 
 # %% auto #0
-__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'SETTING_NAMES', 'run_id', 'last_k_curve', 'l50',
-           'em_area', 'common_lengths', 'run_metrics', 'bootstrap_ci', 'bootstrap_diff_ci', 'permutation_test',
-           'paired_permutation_test', 'holm', 'cohen_dz', 'hedges_g', 'compare_to_baseline', 'MixedCodePaths',
-           'check_code_paths', 'summarize', 'write_summary', 'setting_name', 'outcome_sentences', 'summary_table',
-           'path_title', 'plot_summary', 'tested_outcome']
+__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'SETTING_NAMES', 'FAILURE_RISE', 'POSITION_METRICS',
+           'run_id', 'last_k_curve', 'l50', 'em_area', 'common_lengths', 'run_metrics', 'bootstrap_ci',
+           'bootstrap_diff_ci', 'permutation_test', 'paired_permutation_test', 'holm', 'cohen_dz', 'hedges_g',
+           'compare_to_baseline', 'MixedCodePaths', 'check_code_paths', 'summarize', 'compare_settings',
+           'write_summary', 'setting_name', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary',
+           'tested_outcome', 'rise_past_length', 'rise_curve', 'failure_onset', 'summarize_position',
+           'failure_sentence']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -238,8 +241,16 @@ def summarize(records:list[dict], # one sweep's copy-task results records
     if lengths is None: lengths = common
     elif set(lengths) - set(common): raise ConfigError("lengths", sorted(lengths), f"lengths every run has in its last {k} evaluations: {common}")
     values = {name: {r["seed"]: run_metrics(r, lengths, k) for r in rs} for name, rs in groups.items()}
-    settings = {name: {"code_path": check_code_paths(rs, allow_mixed=True)} for name, rs in groups.items()}
-    for metric in METRICS:
+    return {"sweep": sweeps[0], "k": k, "lengths": sorted(lengths), "level": level, "metrics": dict(METRICS),
+            "primary_metric": PRIMARY_METRIC, "code_path": code_path, "baseline": baseline,
+            "settings": compare_settings(values, list(METRICS), baseline, groups, level, n_boot, n_mc, seed)}
+
+def compare_settings(values:dict, # setting -> seed -> metric -> the run's number
+                     metrics:list, baseline:str, groups:dict, # setting -> its records (for each setting's code path)
+                     level:float=0.95, n_boot:int=10_000, n_mc:int=100_000, seed:int=0) -> dict:
+    "Per setting and metric: seeds, values, mean and bootstrap interval; against the baseline the comparison, Holm-corrected across settings."
+    settings = {name: {} for name in values}
+    for metric in metrics:
         per = {name: {s: m[metric] for s, m in sorted(v.items())} for name, v in values.items()}
         for name, vs in per.items():
             lo, hi = bootstrap_ci(list(vs.values()), level, n_boot, seed)
@@ -248,9 +259,7 @@ def summarize(records:list[dict], # one sweep's copy-task results records
             if name != baseline: settings[name][metric].update(compare_to_baseline(vs, per[baseline], level, n_boot, n_mc, seed))
         adjusted = holm({name: settings[name][metric]["p_raw"] for name in per if name != baseline})
         for name, p in adjusted.items(): settings[name][metric]["p_value"] = p
-    return {"sweep": sweeps[0], "k": k, "lengths": sorted(lengths), "level": level, "metrics": dict(METRICS),
-            "primary_metric": PRIMARY_METRIC, "code_path": code_path, "baseline": baseline,
-            "settings": {name: {**{m: s[m] for m in METRICS}, "code_path": s["code_path"]} for name, s in settings.items()}}
+    return {name: {**s, "code_path": check_code_paths(groups[name], allow_mixed=True)} for name, s in settings.items()}
 
 # %% ../../nbs/experiments/05_stats.ipynb #ca362af9
 def write_summary(summary:dict, path) -> Path:
@@ -259,7 +268,10 @@ def write_summary(summary:dict, path) -> Path:
 
 # %% ../../nbs/experiments/05_stats.ipynb #1e3f6f2e
 _PHRASES = {"AUC50_150": ("mean exact match over 50–150 letters", 2, ""),   # lead-in, decimals, unit of a metric in a sentence
-            "L50": ("exact match falls below 0.5 at", 0, " letters")}
+            "L50": ("exact match falls below 0.5 at", 0, " letters"),
+            "rise_4T_8T": ("rise of the loss from positions T/2–T to 4T–8T", 3, " nats")}
+_EFFECT = {"AUC50_150": ("extends", "shortens", "copying"), "L50": ("extends", "shortens", "copying"),   # verb if the
+           "rise_4T_8T": ("raises", "lowers", "the loss's rise past the training length")}               # number grows, shrinks; object
 
 SETTING_NAMES = {"baseline": "the baseline", "weight_decay": "weight decay", "pre_norm": "pre-norm dropout",
                  "pre_linear": "pre-linear dropout", "vpad": "VPAD", "state_noise": "noisy initial states",
@@ -276,13 +288,15 @@ def _seeds_tested(c:dict) -> str:
     "How many seeds a comparison rests on, for 'at n seeds'."
     return f"{c['n_pairs']}" if c["n_pairs"] else c["test"].split(", ")[-1].removesuffix(" seeds").replace(" vs ", " and ")
 
-def outcome_sentences(summary:dict, metric:str=PRIMARY_METRIC,
-                      what:str="copying", # what a regularizer extends or shortens
+def outcome_sentences(summary:dict, metric:str|None=None, # default: the summary's primary metric
+                      what:str|None=None, # what a regularizer changes (default: the metric's, e.g. "copying")
                       alpha:float=0.05,
                       names:dict|None=None, # setting -> the name a sentence gives it (default: `setting_name`, capitalized)
                      ) -> list[str]:
     "One sentence per regularizer: an effect only where the Holm-corrected p < `alpha`, else 'no significant difference at n seeds'."
-    lead, digits, unit = _PHRASES[metric]
+    metric = metric or summary["primary_metric"]
+    (lead, digits, unit), (up, down, default_what) = _PHRASES[metric], _EFFECT[metric]
+    what = what or default_what
     pct, base = f"{summary['level']:.0%}", summary["settings"][summary["baseline"]][metric]
     def num(x, sign=""): return f"{x:{sign}.{digits}f}"
     out = []
@@ -296,7 +310,7 @@ def outcome_sentences(summary:dict, metric:str=PRIMARY_METRIC,
                    f"Holm-corrected {_fmt_p(c['p_value'])}.")
         label = (names or {}).get(name) or setting_name(name, capital=True)
         if c["p_value"] < alpha and c["diff"] != 0:
-            out.append(f"{label} {'extends' if c['diff'] > 0 else 'shortens'} {what}: {numbers}")
+            out.append(f"{label} {up if c['diff'] > 0 else down} {what}: {numbers}")
         else: out.append(f"{label}: no significant difference at {_seeds_tested(c)} seeds; {numbers}")
     return out
 
@@ -353,12 +367,74 @@ def plot_summary(summary:dict, metric:str=PRIMARY_METRIC, names:dict|None=None, 
 # %% ../../nbs/experiments/05_stats.ipynb #53922d67
 def tested_outcome(summary:dict|str|Path, # a `summarize` result, or the path of its summary.json
                    title:str="The sweep", # what the paragraph is about, e.g. "Figure 1 at the paper's scale"
-                   metric:str=PRIMARY_METRIC) -> str:
+                   metric:str|None=None, # default: the summary's primary metric
+                  ) -> str:
     "Markdown: what the tests compared, then one bullet per regularizer (`outcome_sentences`)."
     source = f" (`{Path(summary).parent.parent.name}/{Path(summary).parent.name}/{Path(summary).name}`)" if not isinstance(summary, dict) else ""
     s = summary if isinstance(summary, dict) else json.loads(Path(summary).read_text())
+    metric = metric or s["primary_metric"]
     seeds = ", ".join(f"{setting_name(n)} {v[metric]['n_seeds']}" for n, v in s["settings"].items())
+    measured = (f"from the mean of its last {s['k']} evaluations in training, on {', '.join(map(str, s['lengths']))} letters"
+                if "lengths" in s else f"from its final evaluation (training length T = {s['train_length']})")
     head = (f"**{title}, as tested**{source}: {sum(v[metric]['n_seeds'] for v in s['settings'].values())} runs (seeds: {seeds}); "
-            f"{path_title(s['code_path'])}; each run's {_PHRASES[metric][0]} from the mean of its last {s['k']} evaluations in "
-            f"training, on {', '.join(map(str, s['lengths']))} letters.")
+            f"{path_title(s['code_path'])}; each run's {_PHRASES[metric][0]} {measured}.")
     return "\n".join([head, "", *(f"* {line}" for line in outcome_sentences(s, metric))])
+
+# %% ../../nbs/experiments/05_stats.ipynb #3c3c0c20
+FAILURE_RISE = 0.1   # nats: a regime fails when every seed of the baseline rises at least this much past T
+POSITION_METRICS = {"rise_4T_8T": "the mean cross-entropy over positions [4T, 8T) minus that over [T/2, T), T the "
+                                  "training length, positions weighted by the documents reaching them"}
+
+def rise_past_length(result:dict, # a per-position result (`per_position_ce`, `doc_counts`, `train_length`)
+                     T:int|None=None, # the training length (default: the result's)
+                    ) -> float:
+    "Mean CE over positions [4T, 8T) minus over [T/2, T): how much the loss rises past the training length."
+    T = T or result["train_length"]
+    if len(result["per_position_ce"]) < 8 * T:
+        raise ConfigError("eval_extra.max_length", len(result["per_position_ce"]) + 1, f"at least 8T = {8 * T} positions")
+    return window_ce(result, 4 * T, 8 * T) - window_ce(result, T // 2, T)
+
+# %% ../../nbs/experiments/05_stats.ipynb #abf4b288
+def rise_curve(record:dict, # a text run's record with a `position_curve`
+              ) -> list[dict]:
+    "Per checkpoint: step, tokens trained on and `rise_4T_8T` from its `log2_bins` (bins [T/2, T) and [4T, 8T))."
+    T, out = record["position"]["train_length"], []
+    for row in record.get("position_curve", []):
+        at = {tuple(b): ce for b, ce in zip(row["bins"], row["bin_ce"])}
+        if (4 * T, 8 * T) not in at or (T // 2, T) not in at: raise ConfigError("position_curve", record["name"], "bins with [T/2, T) and [4T, 8T)")
+        out.append({"step": row["step"], "train_tokens": row["train_tokens"], "rise": at[(4 * T, 8 * T)] - at[(T // 2, T)]})
+    return out
+
+def failure_onset(curve:list[dict], # `rise_curve`
+                  threshold:float=0.0) -> dict|None:
+    "The first checkpoint whose rise exceeds `threshold` (None if none does)."
+    return next((r for r in curve if r["rise"] > threshold), None)
+
+# %% ../../nbs/experiments/05_stats.ipynb #f31fc55c
+def summarize_position(records:list[dict], # one sweep's per-position results records
+                       baseline:str="baseline", allow_mixed_paths:bool=False,
+                       level:float=0.95, n_boot:int=10_000, n_mc:int=100_000, seed:int=0) -> dict:
+    "`rise_4T_8T` per setting over seeds, each regularizer against the baseline (as `summarize`), and whether the baseline fails."
+    records = [r for r in records if "position" in r]
+    sweeps, lengths = sorted({r["sweep"] for r in records}), sorted({r["position"]["train_length"] for r in records})
+    if len(sweeps) != 1 or len(lengths) != 1: raise ConfigError("records", sweeps, "the per-position records of one sweep, one training length")
+    groups = by_setting(records, order=[baseline])
+    if baseline not in groups: raise ConfigError("baseline", baseline, f"one of the settings {list(groups)}")
+    values = {name: {r["seed"]: {"rise_4T_8T": rise_past_length(r["position"])} for r in rs} for name, rs in groups.items()}
+    settings = compare_settings(values, list(POSITION_METRICS), baseline, groups, level, n_boot, n_mc, seed)
+    return {"sweep": sweeps[0], "train_length": lengths[0], "level": level, "metrics": dict(POSITION_METRICS),
+            "primary_metric": "rise_4T_8T", "code_path": check_code_paths(records, allow_mixed_paths), "baseline": baseline,
+            "baseline_fails": min(settings[baseline]["rise_4T_8T"]["values"]) >= FAILURE_RISE, "failure_rise": FAILURE_RISE,
+            "settings": settings}
+
+# %% ../../nbs/experiments/05_stats.ipynb #c6e82133
+def failure_sentence(summary:dict, # a `summarize_position` result
+                    ) -> str:
+    "Whether the sweep's baseline fails past its training length by the rule fixed before the runs (`FAILURE_RISE` in every seed)."
+    said = ", ".join(f"{v:+.3f}" for v in summary["settings"][summary["baseline"]]["rise_4T_8T"]["values"])
+    if summary["baseline_fails"]:
+        return (f"The baseline fails past its training length in every seed (rise {said} nats, each ≥ {summary['failure_rise']}): "
+                "there is a failure for a regularizer to fix.")
+    return (f"The baseline does not fail past its training length by the rule fixed before the runs (a rise of at least "
+            f"{summary['failure_rise']} nats in every seed; its seeds: {said}): there is no failure here for a regularizer, or the "
+            "positive control, to fix, and a test against the baseline cannot show that either keeps the loss flat.")

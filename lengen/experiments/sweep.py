@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, json, os, re, shutil, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -17,14 +17,16 @@ from omegaconf import OmegaConf
 from safetensors import safe_open
 
 from ..config import ConfigError, compose_config, in_ipython
+from ..checkpoints import _checkpoints, checkpoint_problem
+from ..eval.position import evaluate_positions, log2_bins, window_ce
 from ..io import device_name, repo_relative, repo_root, run_cli, write_json
 from .results import fmt_stats, seed_stats
 
 # %% auto #0
 __all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'relative_override', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result',
-           'train_command', 'count_parameters', 'collect_result', 'mps_daemon', 'child_env', 'visible_gpus',
-           'GpuPicker', 'run_one', 'run_sweep', 'window_rates', 'bench_command', 'concurrent_throughput',
-           'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
+           'train_command', 'count_parameters', 'checkpoint_curve', 'collect_result', 'mps_daemon', 'child_env',
+           'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'window_rates', 'bench_command',
+           'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -40,6 +42,7 @@ class RunSpec:
     experiment:str # a shipped experiment (lengen_train --list)
     overrides:tuple = () # dotted overrides after the experiment's own, e.g. ("max_steps=500",)
     seed:int = 0 # seed of the model init, the data order and the dropout masks
+    eval_checkpoints:bool = False # also evaluate every checkpoint the run saved (per position: `checkpoint_curve`)
     def __post_init__(self):
         _check_name("sweep", self.sweep); _check_name("setting name", self.name)
         object.__setattr__(self, "overrides", tuple(self.overrides))
@@ -62,6 +65,7 @@ class Sweep:
     scale:list = field(default_factory=list) # overrides every run gets, before each setting's own
     data:str = "data/python_docs" # the text corpus `{data}` names, relative to the repository (tools/build_text_corpus.py)
     seeds_of:dict = field(default_factory=dict) # label -> the only seeds that setting runs (a setting that needs fewer)
+    eval_checkpoints:bool = False # evaluate every checkpoint of every run per position (text sweeps: loss along training)
     def specs(self, seeds=None, # default: the sweep's
               scale=None, # default: the sweep's reduced scale; [] = the shipped experiments as they are
               data_root=None, # fills `{data}` in overrides; default: the sweep's `data` folder of the repository
@@ -70,7 +74,7 @@ class Sweep:
         data = str(Path(data_root or repo_root()/self.data).resolve())
         fill = lambda ovr: tuple(o.replace("{data}", data) for o in ovr)
         scale = self.scale if scale is None else scale
-        return [RunSpec(self.name, label, exp, fill([*scale, *ovr]), s)
+        return [RunSpec(self.name, label, exp, fill([*scale, *ovr]), s, self.eval_checkpoints)
                 for s in (self.seeds if seeds is None else seeds) for label, (exp, ovr) in self.settings.items()
                 if s in self.seeds_of.get(label, [s])]
 
@@ -127,8 +131,23 @@ def _eval_record(cfg, out:Path) -> dict:
         r = json.loads((out/f"{cfg.eval_extra.output_name}.json").read_text())
         keep = ("max_length", "train_length", "num_documents", "dtype", "seconds")
         return {"position": {"dataset_file": repo_relative(r["dataset_file"]), **{k: r[k] for k in keep},
-                             "per_position_ce": [round(v, 5) for v in r["per_position_ce"]], "doc_counts": r["doc_counts"]}}
+                             "per_position_ce": [round(v, 5) for v in r["per_position_ce"]], "doc_counts": r["doc_counts"],
+                             **({"per_document": r["per_document"]} if "per_document" in r else {})}}
     return {}
+
+def checkpoint_curve(out:Path, cfg, # a finished run's output_dir and its config
+                     progress:bool=False) -> list[dict]:
+    "Each complete checkpoint of a text run evaluated per position like its final model: the mean and each document's CE in `log2_bins`."
+    ee, rows, tokens_per_step = cfg.eval_extra, [], cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * cfg.data.block_size
+    for ck in (c for c in _checkpoints(out) if checkpoint_problem(c) is None):
+        r = evaluate_positions(str(ck), ee.dataset_file, max_length=ee.max_length, batch_size=ee.batch_size, output_dir=str(ck),
+                               train_len=cfg.data.block_size, progress=progress)
+        step = int(ck.name.rsplit("-", 1)[1])
+        bins = log2_bins(len(r["per_position_ce"]))
+        rows.append({"step": step, "train_tokens": step * tokens_per_step, "bins": [list(b) for b in bins],
+                     "bin_ce": [round(window_ce(r, lo, hi), 5) for lo, hi in bins],
+                     "documents": [d["bin_ce"] for d in r["per_document"]["documents"]]})
+    return rows
 
 def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                    wall_seconds:float, # seconds of the process that finished the run
@@ -149,7 +168,8 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                             "initial_state_mode": cfg.initial_state.mode},
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "bf16": cfg.bf16, "device": device_name(), **_eval_record(cfg, out),
-            "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"})}
+            "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"}),
+            **({"position_curve": checkpoint_curve(out, cfg)} if spec.eval_checkpoints else {})}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #8476aae2
 MPS_CONTROL = "nvidia-cuda-mps-control"
@@ -276,6 +296,12 @@ _COPY = {"baseline": ("copy_jelassi_mamba2_45m_baseline", []), "weight_decay": (
 _TEXT = {"baseline": ("mamba2_85m_lengen_pile_baseline", []), "vpad": ("mamba2_85m_lengen_pile_vpad", []),
          "weight_decay": ("mamba2_85m_lengen_pile_wd", [])}
 
+def _at_length(T:int, steps:int) -> list[str]:
+    "Overrides that train the 85M Mamba2 on rows of `T` tokens (131,072 a step, as shipped) for `steps`, evaluated to 32T."
+    rows = "rows" if T == 2048 else f"rows{T}"   # the 2048-token rows of the corpus, or those rows cut (build_text_corpus.py unpack --rows-block)
+    return [f"data.path={{data}}/{rows}", f"data.block_size={T}", f"per_device_train_batch_size={32 * 2048 // T}",
+            f"max_steps={steps}", f"schedule.warmup_steps={steps // 20}", f"save_steps={steps // 10}", f"eval_extra.max_length={32 * T}"]
+
 SWEEPS = {
     "fig1_copy_task": Sweep("fig1_copy_task", _COPY, seeds=[0, 1, 2],
         scale=["wandb.enabled=false", "max_steps=1000", "per_device_train_batch_size=128", "save_steps=500", "logging_steps=100",
@@ -298,6 +324,10 @@ SWEEPS = {
                "eval_extra.dataset_file={data}/heldout.jsonl", "eval_extra.max_length=65536",
                "max_steps=800", "schedule.warmup_steps=40",
                "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),   # the loss without logits (see above)
+    "failure_85m": Sweep("failure_85m", {f"T{T}": ("mamba2_85m_lengen_pile_baseline", _at_length(T, steps))
+                                         for T, steps in ((256, 1500), (512, 1500), (2048, 2800))}, seeds=[0], eval_checkpoints=True,
+        scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "eval_extra.dataset_file={data}/heldout.jsonl",
+               "save_total_limit=null", "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),
 }
 
 # %% ../../nbs/experiments/00_sweep.ipynb #1e901ed1
@@ -425,7 +455,7 @@ def sweep_specs(names:list[str], seeds=None, full_scale:bool=False, data_root=No
     known = {k for n in names for k in SWEEPS[n].settings}
     for k in only or []:
         if k not in known: raise ConfigError("--only", k, " | ".join(sorted(known)))
-    specs = [RunSpec(s.sweep, s.name, s.experiment, (*s.overrides, *extra), s.seed)
+    specs = [replace(s, overrides=(*s.overrides, *extra))
              for n in names for s in SWEEPS[n].specs(seeds, [] if full_scale else None, data_root) if not only or s.name in only]
     return sorted(specs, key=lambda s: (s.seed, only.index(s.name))) if only else specs
 
