@@ -12,6 +12,10 @@
 # then waits; `wait` calls follow back to back, each printing progress from the run logs and packing every finished
 # run's JSON into $OUT; the last one returns once the sweep has ended (at its time limit at the latest).
 #
+# Before a session's first call, here: `bash tools/stamp_source.sh` (after the last commit). It writes .gpu/source_commit,
+# which travels with .gpu; tools/gpu_env.sh exports it as LENGEN_SOURCE_COMMIT, so every record's provenance names the
+# commit that ran (the GPU machine gets the tree without its .git).
+#
 # A wave is three calls of the device tool, back to back, from the repository root:
 #   run(carry=[".gpu"], command="SWEEPS=copy_full_scale MAX_PARALLEL=4 bash tools/run_full_sweep_gpu.sh start")  # ~8 min
 #   run(command="bash tools/run_full_sweep_gpu.sh wait")                                                        # ~9.5 min
@@ -59,7 +63,11 @@
 # Liger's kernels (results/gpu/sweep_throughput_stock_h200.json, the copy family as the 15 runs trained): one run alone
 # 49 steps/s, four under MPS 94 in all, six 98 (eight do not fit: ~19 GiB each); with kernels.liger, shipped since
 # (results/gpu/sweep_throughput_h200.json), four make 105 in all and six 107. Four runs at once train their 80,000 steps in ~14 minutes,
-# which leaves the evaluations (slower when shared) ~8 minutes of a 24-minute wave: MAX_PARALLEL=4, 4 waves for the 15 copy runs. Measured (wave 1,
+# which leaves the evaluations (slower when shared) ~8 minutes of a 24-minute wave: MAX_PARALLEL=4, 4 waves for the 15 copy runs. Measured (wave 6, 2026-12-03,
+# with the evaluation dense from 50 to 200 letters during training and 300-1000 letters only at the end): five runs at
+# once, 1254-1291 s each, the wave ending 21 minutes after it began (first step ~95 s: no Triton cache carried); so the
+# later waves run five: SWEEPS=copy_full_scale MAX_PARALLEL=5 SWEEP_ARGS='--seeds 4,5 --only baseline,vpad,pre_linear'
+# (five of its six runs start), then '--seeds 5,6,7 --only baseline,vpad,pre_linear' twice. Measured (wave 1,
 # 2026-12-01): the first step took 94 s (autotuning), the four runs ended 1080-1180 s after they started (about 18 steps/s
 # each with the evaluations), the sweep 19.7 minutes into the wave and 21 minutes into the machine; five at once (~300 s
 # more) would not end inside TIME_LIMIT. A position_85m run

@@ -26,7 +26,8 @@ from .results import fmt_stats, seed_stats
 __all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'relative_override', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result',
            'train_command', 'count_parameters', 'checkpoint_curve', 'collect_result', 'mps_daemon', 'child_env',
            'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'window_rates', 'bench_command',
-           'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs', 'main']
+           'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs',
+           'check_specs', 'tally', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -470,6 +471,16 @@ def _seconds_or_auto(text:str) -> float|str:
     try: return text if text == "auto" else float(text)
     except ValueError: raise argparse.ArgumentTypeError(f"{text!r}: a number of seconds or auto") from None
 
+def check_specs(specs:list[RunSpec]):
+    "Compose every distinct run config once, as `lengen_train` will: a bad override or a missing corpus is refused (`ConfigError`) before any run starts."
+    for experiment, overrides in dict.fromkeys((s.experiment, s.overrides) for s in specs):
+        compose_config(experiment, [*overrides, "seed=0"])
+
+def tally(statuses:list[dict]) -> str:
+    "One line: how many of a sweep's runs are done, skipped, not started and failed."
+    kinds = [s["status"].split(" (")[0] for s in statuses]
+    return ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds)) + f" of {len(statuses)} runs"
+
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `python -m lengen.experiments.sweep`."
     p = argparse.ArgumentParser(prog="lengen_sweep", description="Train and evaluate the runs of named sweeps, several at "
@@ -504,8 +515,14 @@ def main(argv:list[str]|None=None) -> int:
             return
         seeds = _ints("--seeds", a.seeds) if a.seeds else None
         specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only else None)
-        sts = run_sweep(specs, a.results_root, a.work_root, a.max_parallel, a.time_limit, a.min_left, a.mps)
-        print(json.dumps([{k: v for k, v in s.items() if k != "tail"} for s in sts], indent=1))
-    return run_cli("lengen_sweep", run)
+        check_specs(specs)
+        statuses.extend(run_sweep(specs, a.results_root, a.work_root, a.max_parallel, a.time_limit, a.min_left, a.mps))
+        print(json.dumps([{k: v for k, v in s.items() if k != "tail"} for s in statuses], indent=1))
+    statuses = []
+    code = run_cli("lengen_sweep", run)
+    if code == 0 and any(s["status"].startswith("failed") for s in statuses):
+        print(f"lengen_sweep: {tally(statuses)}; each failed run's log is named above", file=sys.stderr)
+        return 1
+    return code
 
 if __name__ == "__main__" and not in_ipython(): sys.exit(main())
