@@ -8,6 +8,8 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, Mamba2ForCausalLM
 
 from ..config import ConfigError
+from .compat import LOAD_KWARGS
+from .family import family_of, require
 from .mamba2 import mamba2_config, mamba2_reference_init, restore_ssm_scalars
 from .swa import apply_swa, keep_windows_only
 from .window_attention import WINDOW_SDPA, window_kernel  # importing it registers the `window_sdpa` attention backend
@@ -39,15 +41,13 @@ def model_config(cfg):
 # %% ../../nbs/models/05_build.ipynb #b3c496d5
 def attn_kwargs(config, cfg) -> dict:
     "`attn_implementation` for models that have attention (Mamba2 refuses the argument)."
-    return {} if config.model_type == "mamba2" else {"attn_implementation": cfg.attn_implementation}
+    return {} if family_of(config).attention is None else {"attn_implementation": cfg.attn_implementation}
 
 # %% ../../nbs/models/05_build.ipynb #766b8bc5
 def add_run_modules(model, cfg):
     "Add the modules a run puts into the model itself (attention scaling); returns `model`."
     if not cfg.attention_scaling.enabled: return model
-    if model.config.model_type != "smollm3":
-        raise ConfigError("attention_scaling.enabled", True, f"false for {model.config.model_type} models (attention "
-                          "scaling is implemented for SmolLM3)")
+    require(model, "attention_scaling", "attention_scaling.enabled", True)
     return add_attention_scaling(model, cfg)
 
 # %% ../../nbs/models/05_build.ipynb #67bc3caa
@@ -65,7 +65,7 @@ def build_model(cfg, # the run's TrainingConfig
     if not cfg.model_name_or_path: model = _from_scratch(cfg, tokenizer)
     else:
         config = model_config(cfg)
-        model = AutoModelForCausalLM.from_pretrained(cfg.model_name_or_path, config=config, revision=cfg.revision,
+        model = AutoModelForCausalLM.from_pretrained(cfg.model_name_or_path, config=config, revision=cfg.revision, **LOAD_KWARGS,
                                                      dtype=torch.float32, **attn_kwargs(config, cfg))
     return add_run_modules(model, cfg)
 
@@ -80,7 +80,7 @@ def model_skeleton(cfg):
 # %% ../../nbs/models/05_build.ipynb #44b3c4c3
 def has_sliding_layers(config) -> bool:
     "Whether `config` is an attention model with sliding-window layers."
-    return "sliding_attention" in (getattr(config, "layer_types", None) or []) and config.model_type != "mamba2"
+    return "sliding_attention" in (getattr(config, "layer_types", None) or []) and family_of(config).attention is not None
 
 def default_attention(config) -> dict:
     "`window_sdpa` for checkpoints with sliding-window layers (windows at kernel speed, no L x L mask), else nothing."
@@ -94,11 +94,11 @@ def load_model(path_or_hub_id:str, # local checkpoint dir or Hub id
               ):
     "Load a lengen checkpoint in eval mode, restoring the modifications its config records."
     config = AutoConfig.from_pretrained(path_or_hub_id, revision=revision)
-    kwargs = {**default_attention(config), **kwargs}
+    kwargs = {**LOAD_KWARGS, **default_attention(config), **kwargs}
     if scaling.is_scaled_config(config):
         model = scaling.load_scaled_model(path_or_hub_id, dtype=dtype, revision=revision, **kwargs)
     else: model = AutoModelForCausalLM.from_pretrained(path_or_hub_id, dtype=dtype, revision=revision, **kwargs)
-    if config.model_type == "mamba2": restore_ssm_scalars(model, path_or_hub_id, revision)
+    if family_of(config).fp32_params: restore_ssm_scalars(model, path_or_hub_id, revision)
     model.config.use_cache = True   # mid-run checkpoints are saved with training's use_cache=False
     if has_sliding_layers(config): keep_windows_only(model)
     return model.eval()

@@ -5,7 +5,7 @@
 # %% ../../nbs/models/00_mamba2.ipynb #b7ced956
 from __future__ import annotations
 
-import functools, importlib, inspect, json, math
+import importlib, json, math
 from pathlib import Path
 
 import torch
@@ -15,12 +15,12 @@ from transformers.utils import cached_file
 from safetensors import safe_open
 
 from ..config import ConfigError
+from .compat import body_forward, cpu_safe_ops, op_module
 
 # %% auto #0
-__all__ = ['SSM_SCALARS', 'MAMBA2_OPS', 'CACHE_FIELDS', 'mamba2_config', 'init_mixer_scalars', 'mamba2_reference_init',
-           'no_decay_names', 'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path', 'device_dispatch',
-           'conv_layout_safe', 'cpu_safe_mamba2_ops', 'output_cache', 'cache_arg', 'mamba2_layer_states',
-           'mamba2_piece_tokens', 'mamba2_prefill']
+__all__ = ['SSM_SCALARS', 'MAMBA2_OPS', 'mamba2_config', 'init_mixer_scalars', 'mamba2_reference_init', 'no_decay_names',
+           'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path', 'mamba2_piece_tokens',
+           'mamba2_prefill']
 
 # %% ../../nbs/models/00_mamba2.ipynb #6a2fcb66
 def mamba2_config(arch, # the `arch` group of a TrainingConfig
@@ -114,88 +114,17 @@ MAMBA2_OPS = ("causal_conv1d_fn", "causal_conv1d_update", "mamba2_split_conv1d_s
               "mamba2_selective_state_update", "mamba2_chunk_scan")
 
 # %% ../../nbs/models/00_mamba2.ipynb #79d107bf
-def _closure(fn) -> dict:
-    "The variables a function closes over, by name ({} for anything else)."
-    code = getattr(fn, "__code__", None)
-    return {k: c.cell_contents for k, c in zip(code.co_freevars, fn.__closure__ or ())} if code else {}
-
-def _op_implementation(fn) -> str:
-    "Module of the function a transformers kernel wrapper dispatches to (for CUDA tensors, past lengen's wrappers)."
-    while hasattr(fn, "kernel"): fn = fn.kernel   # `device_dispatch`, `conv_layout_safe`
-    return getattr(_closure(fn).get("implementation", getattr(fn, "__wrapped__", fn)), "__module__", "?") or "?"
-
 def mamba2_kernel_path() -> dict:
     "Per Mamba2 op, the module that implements it, and `fused`: True when every op runs a compiled kernel."
     m2 = importlib.import_module("transformers.models.mamba2.modeling_mamba2")
-    ops = {name: _op_implementation(getattr(m2, name)) for name in MAMBA2_OPS if hasattr(m2, name)}
+    ops = {name: op_module(getattr(m2, name)) for name in MAMBA2_OPS if hasattr(m2, name)}
     fused = bool(ops) and all(not mod.startswith("transformers.") for mod in ops.values())
     return {"fused": fused, "ops": ops}
 
-# %% ../../nbs/models/00_mamba2.ipynb #5ab3d1e0
-def device_dispatch(kernel, # the compiled op (mamba_ssm, causal_conv1d)
-                    reference, # the op's torch implementation, same signature
-                   ):
-    "An op that runs `kernel` on CUDA tensors and `reference` on tensors anywhere else."
-    @functools.wraps(reference)
-    def op(*args, **kwargs):
-        first = next((a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None)
-        return (kernel if first is None or first.is_cuda else reference)(*args, **kwargs)
-    op.kernel = kernel
-    return op
-
-# %% ../../nbs/models/00_mamba2.ipynb #9380c9f7
-def conv_layout_safe(kernel, # causal_conv1d's `causal_conv1d_fn` (input first, (batch, channels, length))
-                    ):
-    "`kernel` with a channel-last input whose strides it refuses (not multiples of 8) copied to the standard layout first."
-    def op(x, *args, **kwargs):
-        if x.stride(1) == 1 and (x.stride(0) % 8 or x.stride(2) % 8): x = x.contiguous()
-        return kernel(x, *args, **kwargs)
-    op.kernel = kernel
-    return op
-
 # %% ../../nbs/models/00_mamba2.ipynb #85d51e31
-def _torch_path(torch_function):
-    "An op's torch reference called as transformers' wrapper calls it: its own arguments only, no packed sequences."
-    params = set(inspect.signature(torch_function).parameters)
-    def reference(*args, **kwargs):
-        if kwargs.get("seq_idx") is not None or kwargs.get("cu_seqlens") is not None:
-            raise ValueError(f"{torch_function.__name__}: the torch reference cannot keep packed sequences apart; "
-                             "run packed rows on a GPU with mamba-ssm installed")
-        return torch_function(*args, **{k: v for k, v in kwargs.items() if k in params})
-    return functools.wraps(torch_function)(reference)
-
-def cpu_safe_mamba2_ops(module=None, # transformers' Mamba2 module (default: the installed one)
-                       ) -> list[str]:
-    "Send each kernel-bound Mamba2 op of `module` to its torch reference for tensors not on a GPU; the ops changed."
-    m2 = module or importlib.import_module("transformers.models.mamba2.modeling_mamba2")
-    changed = []
-    for name in MAMBA2_OPS:
-        op = getattr(m2, name, None); cells = _closure(op)
-        if {"implementation", "torch_function"} <= cells.keys() and cells["implementation"] is not cells["torch_function"]:
-            kernel = conv_layout_safe(op) if name == "causal_conv1d_fn" else op
-            setattr(m2, name, device_dispatch(kernel, _torch_path(cells["torch_function"]))); changed.append(name)
-    return changed
-
-cpu_safe_mamba2_ops()
-
-# %% ../../nbs/models/00_mamba2.ipynb #a972cfb4
-CACHE_FIELDS = ("cache", "past_key_values", "cache_params")   # a model output's or a call's cache, by transformers version
-
-def output_cache(out):
-    "The cache a transformers model output holds, whatever its field is called (None without one)."
-    return next((v for f in CACHE_FIELDS if (v := getattr(out, f, None)) is not None), None)
-
-def cache_arg(body:nn.Module) -> str:
-    "The name of the cache argument of a backbone's forward: `cache` (transformers 5.24) or `cache_params` (Mamba2 in 5.17)."
-    params = inspect.signature(body.forward).parameters
-    return next(f for f in CACHE_FIELDS if f in params)
+cpu_safe_ops(importlib.import_module("transformers.models.mamba2.modeling_mamba2"), MAMBA2_OPS)
 
 # %% ../../nbs/models/00_mamba2.ipynb #004e3186
-def mamba2_layer_states(cache, i:int) -> tuple[torch.Tensor, torch.Tensor]:
-    "Layer i's convolution inputs (B, conv_dim, K) and SSM state (B, H, P, N) in transformers' Mamba2 cache."
-    if hasattr(cache, "get_conv_state"): return cache.get_conv_state(i), cache.get_recurrent_state(i)
-    return cache.layers[i].conv_states[0], cache.layers[i].recurrent_states[0]   # transformers 5.17
-
 def mamba2_piece_tokens(model:Mamba2ForCausalLM, batch:int=1) -> int:
     "The most tokens (a power of two) one forward of `batch` rows may read with its in_proj output under 2**31 elements."
     per_token = batch * model.backbone.layers[0].mixer.in_proj.out_features
@@ -207,13 +136,11 @@ def mamba2_prefill(model:Mamba2ForCausalLM, ids:torch.Tensor, # (B, T) tokens to
                    use_cache:bool=True, # return the cache after the last token (always kept between pieces)
                   ) -> tuple[torch.Tensor, object]:
     "The backbone's final hidden states (B, T, d) over `ids`, read piece by piece, and its cache (None without use_cache)."
-    body, T = model.backbone, ids.shape[1]
+    T = ids.shape[1]
     piece = piece or mamba2_piece_tokens(model, ids.shape[0])
-    if T <= piece:
-        out = body(input_ids=ids, use_cache=use_cache)
-        return out[0], output_cache(out) if use_cache else None
-    hidden, cache, arg = [], None, cache_arg(body)
+    if T <= piece: return body_forward(model.backbone, ids, use_cache)
+    hidden, cache = [], None
     for s in range(0, T, piece):
-        out = body(input_ids=ids[:, s:s + piece], use_cache=True, **{arg: cache})
-        hidden.append(out[0]); cache = output_cache(out)
+        h, cache = body_forward(model.backbone, ids[:, s:s + piece], cache=cache)
+        hidden.append(h)
     return torch.cat(hidden, 1), cache if use_cache else None

@@ -8,7 +8,7 @@ import inspect
 import torch
 from transformers.cache_utils import DynamicCache, DynamicSlidingWindowLayer
 from ..config import ConfigError
-from .mamba2 import cache_arg
+from .compat import cache_arg
 
 # %% auto #0
 __all__ = ['swa_layer_types', 'apply_swa', 'swa_from_cfg', 'changed_positions', 'WindowKeptLayer', 'window_kept_cache',

@@ -6,8 +6,8 @@
 from __future__ import annotations
 import torch
 from torch import nn
-from ..config import ConfigError
-from ..models.family import decoder_blocks
+from ..models.compat import BLOCK_INERT_KWARGS, no_cache_in_training
+from ..models.family import decoder_blocks, require
 
 # %% auto #0
 __all__ = ['GRAPH_INPUTS', 'BlockGraphs', 'GraphStack', 'graph_blocks']
@@ -40,7 +40,7 @@ class BlockGraphs:
     def eligible(self, hidden_states, kwargs) -> bool:
         "Whether this call can replay a graph: training with gradients, on CUDA, no cache, not already capturing."
         return (self.block.training and torch.is_grad_enabled() and hidden_states.is_cuda and not torch.cuda.is_current_stream_capturing()
-                and all(v is None for k, v in kwargs.items() if k not in GRAPH_INPUTS))   # cache / cache_params / cache_position (names differ across versions)
+                and all(v is None for k, v in kwargs.items() if k not in GRAPH_INPUTS and k not in BLOCK_INERT_KWARGS))   # no cache, by any name
 
     def __call__(self, hidden_states, **kwargs):
         if not self.eligible(hidden_states, kwargs): return self.eager(hidden_states, **kwargs)
@@ -63,7 +63,6 @@ class BlockGraphs:
         with _capture_autocast(amp):
             return torch.cuda.make_graphed_callables(_BlockCall(self.block, self.eager, names), _static_inputs(args), num_warmup_iters=3)
 
-
 # %% ../../nbs/ops/01_cuda_graphs.ipynb #b7e1d3f2
 class GraphStack:
     "A model's `BlockGraphs` captured together, one input shape at a time, into one CUDA memory pool that every shape shares."
@@ -84,11 +83,10 @@ def graph_blocks(model:nn.Module, # a Mamba2 model
                  shared_pool:bool=False, # capture all blocks together into one memory pool for every shape (`GraphStack`)
                 ) -> nn.Module:
     "Replay each Mamba2 block's training step from CUDA graphs (`compile.cuda_graphs`); a no-op on CPU tensors."
-    if model.config.model_type != "mamba2":
-        raise ConfigError("compile.cuda_graphs", True, f"false for {model.config.model_type!r} models (CUDA graphs are "
-                          "implemented for Mamba2 blocks, whose inputs are the hidden states and the padding mask or packed-example boundaries)")
+    require(model, "cuda_graphs", "compile.cuda_graphs", True,
+            why="a block's inputs are the hidden states and the padding mask or packed-example boundaries")
+    no_cache_in_training(model)   # transformers 5.25 would hand every training call's blocks a cache
     stack = GraphStack() if shared_pool else None
     for block in decoder_blocks(model):
         if not isinstance(block.forward, BlockGraphs): block.forward = BlockGraphs(block, max_shapes, stack)
     return model
-

@@ -10,6 +10,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..models.compat import gated_norm_group
+from ..models.family import family_of
+
 # %% auto #0
 __all__ = ['rms_norm', 'gated_rms_norm', 'conv_step_ref', 'ssm_step_ref', 'fused_ops', 'conv_step_fused', 'ssm_step_fused',
            'Mamba2State', 'new_state', 'mixer_step', 'block_step', 'mamba2_step', 'Mamba2Stepper', 'decodable',
@@ -117,8 +120,7 @@ def mixer_step(mixer:nn.Module, # a transformers Mamba2Mixer
     A = -torch.exp(mixer.A_log.float()) if A is None else A
     y = (ssm_step_fused if fused else ssm_step_ref)(ssm_state, xs.view(-1, H, P), dt, A,
                                                     B.view(-1, G, N), C.view(-1, G, N), mixer.D, mixer.dt_bias)
-    group = getattr(mixer.norm, "group_size", inner)            # transformers 5.17: one group of all channels
-    y = gated_rms_norm(y.view(-1, inner), z, mixer.norm.weight, config.layer_norm_epsilon, group)
+    y = gated_rms_norm(y.view(-1, inner), z, mixer.norm.weight, config.layer_norm_epsilon, gated_norm_group(mixer.norm))
     return F.linear(y.to(x.dtype), mixer.out_proj.weight, mixer.out_proj.bias)
 
 # %% ../../nbs/ops/03_greedy_decode.ipynb #66bbfaa0
@@ -181,7 +183,7 @@ class Mamba2Stepper:
 def decodable(model) -> bool:
     "Whether `GreedyDecoder` runs `model`: a Mamba2 with SiLU and no time-step limit (every Mamba2 lengen builds)."
     c = model.config
-    return c.model_type == "mamba2" and c.hidden_act in ("silu", "swish") and tuple(c.time_step_limit) == (0.0, float("inf"))
+    return family_of(model).recurrent and c.hidden_act in ("silu", "swish") and tuple(c.time_step_limit) == (0.0, float("inf"))
 
 # %% ../../nbs/ops/03_greedy_decode.ipynb #ef01da6c
 def eos_steps(new:Tensor, # (B, T) generated tokens

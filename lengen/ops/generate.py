@@ -12,7 +12,8 @@ from torch import Tensor
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 from transformers.models.smollm3.modeling_smollm3 import rotate_half
 
-from ..models.mamba2 import CACHE_FIELDS, mamba2_layer_states, mamba2_prefill, output_cache
+from ..models.compat import CACHE_FIELDS, cache_in, mamba2_layer_states
+from ..models.family import family_of
 from .decode import GreedyDecoder, Mamba2Stepper, cut_after, decodable, eos_steps, new_state, rms_norm
 
 # %% auto #0
@@ -23,10 +24,9 @@ __all__ = ['GREEDY_ARGS', 'prefill_cache', 'mamba2_start', 'split_attention', 'r
 # %% ../../nbs/ops/05_long_generate.ipynb #4d61044e
 @torch.no_grad()
 def prefill_cache(model, ids:Tensor):
-    "transformers' cache after reading `ids` (B, T): the backbone's forward, no logits; None for T = 0."
+    "transformers' cache after reading `ids` (B, T): the body's forward, no logits; None for T = 0."
     if ids.shape[1] == 0: return None
-    if model.config.model_type == "mamba2": return mamba2_prefill(model, ids)[1]
-    return output_cache(model.model(input_ids=ids, use_cache=True))
+    return family_of(model).prefill(model, ids)[1]
 
 # %% ../../nbs/ops/05_long_generate.ipynb #9c1cec43
 def mamba2_start(model, cache, batch:int):
@@ -151,14 +151,15 @@ class KVStepper:
 # %% ../../nbs/ops/05_long_generate.ipynb #f87200dd
 def steps_after(model) -> bool:
     "Whether `continue_after` has a stepper for `model`: a Mamba2 `GreedyDecoder` runs, or a SmolLM3."
-    return decodable(model) or model.config.model_type == "smollm3"
+    fam = family_of(model)
+    return decodable(model) if fam.recurrent else fam.stepper
 
 def continue_after(model, prefix:Tensor, # (B, T) tokens already read
                    steps:int, cache=None, # transformers' cache after `prefix` (None: prefilled here)
                    fused:bool|None=None, # Mamba2's fused kernels (None: on CUDA when importable)
                    reuse=None): # a stepper of this model to restart in place (its `fits` checked by the caller)
     "A stepper that starts after `prefix`, its state from one prefill forward: `reuse` restarted, else a new one."
-    (B, T), mamba2 = prefix.shape, model.config.model_type == "mamba2"
+    (B, T), mamba2 = prefix.shape, family_of(model).recurrent
     if cache is None: cache = prefill_cache(model, prefix)
     start = mamba2_start(model, cache, B) if mamba2 else cache
     if reuse is not None: reuse.restart(*((start,) if mamba2 else (start, T))); return reuse
@@ -243,7 +244,7 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
     if "inputs" in kw: kw["input_ids"] = kw.pop("inputs")
     if len(args) > 1 or not served(model, kw): return stock(*args, **kwargs)
     ids = kw["input_ids"]; (B, P), N = ids.shape, new_tokens(model, kw, ids.shape[1])
-    cache = next((kw[k] for k in CACHE_FIELDS if kw.get(k) is not None), None)
+    cache = cache_in(kw)
     if N is None or N < 1 or (cache is not None and cache.get_seq_length() != P - 1): return stock(*args, **kwargs)
     eos = eos_ids(model, kw)
     pad = next(p for p in (_setting(model, kw, "pad_token_id"), *eos, 0) if p is not None)

@@ -8,28 +8,22 @@ import functools, inspect, os, types
 
 import torch
 from torch import nn
-from transformers.modeling_outputs import CausalLMOutputWithPast
-from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
 
-from ..config import KERNEL_SWITCHES, ConfigError
-from ..models.family import decoder_blocks, FAMILIES, model_family
+from ..config import ConfigError
+from ..models.compat import split_lm_kwargs
+from ..models.family import decoder_blocks, family_of, find_blocks, require
 
 # %% auto #0
-__all__ = ['KERNEL_MODEL_TYPES', 'MAMBA2_BACKBONE_ARGS', 'FUSED_LOSS_FORWARDS', 'kernel_switches', 'kernels_unavailable',
-           'require_kernels', 'check_kernels', 'Kernels', 'rms_norm_forward', 'rms_norms', 'liger_rms_norm',
-           'liger_rms_norm_backward', 'swiglu_forward', 'with_globals', 'fused_loss', 'fused_loss_forward',
-           'mamba2_fused_loss_forward', 'apply_kernels']
-
-# %% ../../nbs/ops/04_kernels.ipynb #b4be5e26
-KERNEL_MODEL_TYPES = {"smollm3": KERNEL_SWITCHES,   # model type -> the kernels `apply_kernels` can swap into it
-                      "mamba2": ("rms_norm", "fused_linear_cross_entropy")}   # no gated MLP, no RoPE
+__all__ = ['kernel_switches', 'kernels_unavailable', 'require_kernels', 'check_kernels', 'Kernels', 'rms_norm_forward',
+           'rms_norms', 'liger_rms_norm', 'liger_rms_norm_backward', 'swiglu_forward', 'with_globals', 'fused_loss',
+           'fused_loss_forward', 'apply_kernels']
 
 # %% ../../nbs/ops/04_kernels.ipynb #1dee5ff3
 def kernel_switches(model:nn.Module, # a model
                     k, # a `kernels` group
                    ) -> list[str]:
     "The kernels `k` turns on that exist in this model (empty unless `k.liger`)."
-    return [s for s in KERNEL_MODEL_TYPES.get(model.config.model_type, ()) if k.liger and k[s]]
+    return [s for s in family_of(model).liger if k.liger and k[s]]
 
 # %% ../../nbs/ops/04_kernels.ipynb #fcdbe21b
 def kernels_unavailable() -> str|None:
@@ -54,13 +48,10 @@ def check_kernels(model:nn.Module, # the model the run trains
                   k, # the run's `kernels` group
                  ):
     "Refuse kernels this model or this machine cannot take (`ConfigError`)."
-    mt = model.config.model_type
-    if mt not in KERNEL_MODEL_TYPES:
-        raise ConfigError("kernels.liger", True, f"false for {mt} models", hint="lengen swaps Liger's kernels into "
-                          f"{' and '.join(KERNEL_MODEL_TYPES)} models only.")
+    fam = require(model, "liger", "kernels.liger", True)
     if not kernel_switches(model, k):
-        raise ConfigError("kernels.liger", True, f"false, or true with {' or '.join('kernels.' + s for s in KERNEL_MODEL_TYPES[mt])}",
-                          hint=f"The kernel switches left on have nothing to act on in a {mt} model.")
+        raise ConfigError("kernels.liger", True, f"false, or true with {' or '.join('kernels.' + s for s in fam.liger)}",
+                          hint=f"The kernel switches left on have nothing to act on in a {fam.name} model.")
     act = model.config.hidden_act
     if "swiglu" in kernel_switches(model, k) and act not in ("silu", "swish"):
         raise ConfigError("kernels.swiglu", True, f"false for this model's MLP activation {act!r}",
@@ -103,7 +94,7 @@ def rms_norm_forward(norm:nn.Module, # a SmolLM3RMSNorm or Mamba2RMSNorm (weight
 def rms_norms(model:nn.Module, # a SmolLM3 or Mamba2 model
              ) -> list[nn.Module]:
     "The model's plain RMSNorms: every block's norms (not Mamba2's gated `mixer.norm`), then the final norm."
-    fam = FAMILIES[model_family(model)]
+    fam = find_blocks(model)[1]
     return [*(b.get_submodule(n) for b in decoder_blocks(model) for n in fam.norms), model.base_model.get_submodule(fam.final_norm)]
 
 # %% ../../nbs/ops/04_kernels.ipynb #469e693f
@@ -169,31 +160,17 @@ def fused_loss(model:nn.Module, # a causal LM with `lm_head` (its weight tied to
     return LigerForCausalLMLoss(hidden.to(w.dtype), w, labels, model.config.hidden_size, **kwargs)
 
 # %% ../../nbs/ops/04_kernels.ipynb #276c6b7f
-def fused_loss_forward(model:nn.Module, # a SmolLM3ForCausalLM (model, lm_head)
+def fused_loss_forward(model:nn.Module, # a causal LM of a family with `liger` kernels (SmolLM3ForCausalLM, Mamba2ForCausalLM)
                        input_ids=None, labels=None, **kwargs):
     "In training with labels: the loss by Liger's fused linear cross-entropy, no logits; otherwise the stock forward."
     if not (model.training and labels is not None):
         return type(model).forward(model, input_ids=input_ids, labels=labels, **kwargs)
     kwargs.pop("logits_to_keep", None)
-    out = model.model(input_ids=input_ids, **kwargs)
-    return CausalLMOutputWithPast(loss=fused_loss(model, out.last_hidden_state, labels, **kwargs),
-                                  hidden_states=out.hidden_states, attentions=out.attentions)
-
-# %% ../../nbs/ops/04_kernels.ipynb #9a77007f
-MAMBA2_BACKBONE_ARGS = ("inputs_embeds", "cache", "cache_params", "use_cache", "output_hidden_states", "attention_mask")  # what Mamba2ForCausalLM passes on
-
-# %% ../../nbs/ops/04_kernels.ipynb #4a066dac
-def mamba2_fused_loss_forward(model:nn.Module, # a Mamba2ForCausalLM (backbone, lm_head)
-                              input_ids=None, labels=None, **kwargs):
-    "`fused_loss_forward` for Mamba2: the backbone gets its own arguments, the loss the others, as in the stock forward."
-    if not (model.training and labels is not None):
-        return type(model).forward(model, input_ids=input_ids, labels=labels, **kwargs)
-    kwargs.pop("logits_to_keep", None)
-    out = model.backbone(input_ids, **{a: kwargs.pop(a) for a in MAMBA2_BACKBONE_ARGS if a in kwargs})
-    return Mamba2CausalLMOutput(loss=fused_loss(model, out.last_hidden_state, labels, **kwargs), hidden_states=out.hidden_states)
-
-# %% ../../nbs/ops/04_kernels.ipynb #e047b13f
-FUSED_LOSS_FORWARDS = {"smollm3": fused_loss_forward, "mamba2": mamba2_fused_loss_forward}  # model type -> its forward
+    to_body, to_loss = split_lm_kwargs(model, kwargs)
+    out = model.base_model(input_ids=input_ids, **{"use_cache": False, **to_body})
+    output = family_of(model).output
+    rest = {k: v for k, v in out.items() if k != "last_hidden_state" and k in output.__dataclass_fields__}
+    return output(loss=fused_loss(model, out.last_hidden_state, labels, **to_loss), **rest)
 
 # %% ../../nbs/ops/04_kernels.ipynb #25e07789
 def apply_kernels(model:nn.Module, # the SmolLM3 or Mamba2 a run trains (changed in place)
@@ -213,5 +190,5 @@ def apply_kernels(model:nn.Module, # the SmolLM3 or Mamba2 a run trains (changed
         from liger_kernel.transformers.rope import liger_rotary_pos_emb  # optional: the gpu extra (liger-kernel)
         fwd = with_globals(type(blocks[0].self_attn).forward, apply_rotary_pos_emb=liger_rotary_pos_emb)
         for b in blocks: handle.patch(b.self_attn, fwd)
-    if "fused_linear_cross_entropy" in handle.switches: handle.patch(model, FUSED_LOSS_FORWARDS[model.config.model_type])
+    if "fused_linear_cross_entropy" in handle.switches: handle.patch(model, fused_loss_forward)
     return handle

@@ -8,8 +8,7 @@ import importlib.util, types
 import torch
 from torch import nn
 from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
-from ..config import ConfigError
-from ..models.family import decoder_blocks
+from ..models.family import decoder_blocks, require
 
 # %% auto #0
 __all__ = ['PACK_MULTIPLE', 'pack_examples', 'packing_collator', 'segment_layout', 'mixer_reference', 'fused_available', 'hooked',
@@ -117,9 +116,7 @@ def apply_packed_examples(model:nn.Module, # a Mamba2ForCausalLM (changed in pla
                           fused_loss=None, # fused_loss(model, hidden, labels, **kw), e.g. Liger's; None: lm_head + loss_function
                          ) -> nn.Module:
     "Let `model` train on packed examples (`seq_idx` in the batch); before graphing blocks, after swapping kernels."
-    if model.config.model_type != "mamba2":
-        raise ConfigError("data.pack_examples", True, f"false for {model.config.model_type!r} models (packing examples "
-                          "with sequence boundaries is implemented for Mamba2, whose kernels take them as seq_idx)")
+    require(model, "packed_examples", "data.pack_examples", True, why="its kernels take sequence boundaries as seq_idx")
     if "_unpacked_forward" in model.__dict__: return model
     model._unpacked_forward, model._packed_loss = model.forward, fused_loss
     model.forward = types.MethodType(packed_lm_forward, model)

@@ -14,12 +14,13 @@ from torch import nn, Tensor
 from omegaconf import DictConfig
 
 from ..config import ConfigError, parse_layers, parse_letters, resolve_aliases
+from ..models.compat import FUSED_SPLIT_OP
 from ..models.family import Family, find_blocks, has_submodule
 from ..ops.vpad_kernel import VPAD_EPS, fused_vpad_available, vpad_fused
 
 # %% auto #0
-__all__ = ['FUSED_VPAD', 'FUSED_SPLIT_NAMES', 'pre_linear_dropout', 'vpad_dropout', 'Site', 'resolve_sites', 'format_sites',
-           'Regularizers', 'apply_regularizers']
+__all__ = ['FUSED_VPAD', 'pre_linear_dropout', 'vpad_dropout', 'Site', 'resolve_sites', 'format_sites', 'Regularizers',
+           'apply_regularizers']
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #150d714a
 def pre_linear_dropout(x:Tensor, # activations (..., d)
@@ -199,18 +200,15 @@ def _attach(mod:nn.Module, site:Site, fn:Callable) -> Callable:
     return mod.register_forward_hook(_output_hook(fn)).remove
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #d16aa16a
-FUSED_SPLIT_NAMES = ("mamba2_split_conv1d_scan_combined", "mamba_split_conv1d_scan_combined")
-
 def _fused_split_op(mixer:nn.Module) -> tuple[dict, str]:
     "The globals and the name through which `type(mixer).forward` calls the fused split op."
     fwd = inspect.unwrap(type(mixer).forward)
-    found = [n for n in FUSED_SPLIT_NAMES if n in fwd.__code__.co_names and n in fwd.__globals__]
-    if not found: raise RuntimeError(
-        f"{type(mixer).__qualname__}.forward (in {type(mixer).__module__}) calls none of {FUSED_SPLIT_NAMES}: lengen cannot "
+    if FUSED_SPLIT_OP not in fwd.__code__.co_names or FUSED_SPLIT_OP not in fwd.__globals__: raise RuntimeError(
+        f"{type(mixer).__qualname__}.forward (in {type(mixer).__module__}) does not call {FUSED_SPLIT_OP}: lengen cannot "
         "make sure that sites on mixer.norm / mixer.out_proj are perturbed in training with this transformers version. "
-        "Update lengen.regularizers.dropout.FUSED_SPLIT_NAMES after checking that the forward falls back to the unfused path when "
+        "Update lengen.models.compat.FUSED_SPLIT_OP after checking that the forward falls back to the unfused path when "
         "the op returns None.")
-    return fwd.__globals__, found[0]
+    return fwd.__globals__, FUSED_SPLIT_OP
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #3a92d8dc
 class _UnfusedRouter:

@@ -9,9 +9,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import ConfigError
 from ..data import PackedTextDataset, pack_documents
-from ..models.family import decoder_blocks, model_family
+from ..models.compat import cache_in, no_cache_in_training
+from ..models.family import decoder_blocks, require
 from ..ops.packed import fused_available, mixer_fused, uses_fused
 
 # %% auto #0
@@ -135,7 +135,7 @@ class InitialStates:
 def initial_state_mixer_forward(mixer:nn.Module, hidden_states, *args, **kwargs):
     "A Mamba2Mixer's forward that in training starts from the batch's initial state and records its final one; else stock."
     ctl = mixer.initial_states
-    if not mixer.training or args or kwargs.get("cache") is not None or kwargs.get("cache_params") is not None:
+    if not mixer.training or args or cache_in(kwargs) is not None:
         return type(mixer).forward(mixer, hidden_states, *args, **kwargs)
     mask = kwargs.get("attention_mask")
     if mask is not None and mask.shape[0] > 1 and mask.shape[1] > 1:   # right padding zeroed, as the stock forward does
@@ -154,9 +154,9 @@ def apply_initial_state(model:nn.Module, # a Mamba2ForCausalLM (changed in place
                        ) -> InitialStates:
     "Train `model` from non-zero initial states as `cfg.initial_state` says; evaluation and generation stay stock."
     s = cfg.initial_state
-    if model_family(model) != "mamba2":
-        raise ConfigError("initial_state.mode", s.mode, f"none for {type(model).__name__} (an attention model has no "
-                          "recurrent state to start from); noise and passing need a Mamba2 model")
+    require(model, "initial_states", "initial_state.mode", s.mode, valid="none",
+            why="an attention model has no recurrent state to start from")
+    no_cache_in_training(model)
     c = model.config
     ctl = InitialStates(s, c.num_hidden_layers, (c.num_heads, c.head_dim, c.state_size), ring)
     for block in decoder_blocks(model):
