@@ -26,14 +26,17 @@
 # ".gpu_cache" to the next first call's carry; tools/gpu_env.sh unpacks it, and the runs' first step skips the ~95 s
 # of compilation and autotuning (same image, same kernels). A call that never comes back (machine gone) loses only the runs still
 # going; every JSON packed by an earlier call is complete. Stop early: `bash tools/run_full_sweep_gpu.sh stop`.
-# position_85m reads the corpus tools/build_text_corpus.py --preset debian_mix packs: ~57 MiB of xz parts (the
-# training rows already tokenized and packed), more than one call may carry beside .gpu (~34 MiB; 64 MiB in all). So
-# it arrives in three `receive` calls, each carrying some parts (they wait in /tmp/parts; the last unpacks them into
-# data/debian_mix here, inside the tree, so results keep relative paths), then the wave starts:
+# position_85m and failure_85m read the corpus tools/build_text_corpus.py --preset debian_mix packs: since 2026-12-03
+# 319.8M training tokens in six row parts of xz (the rows already tokenized and packed; 23.1 MiB each, the last 13.6),
+# 129 MiB in all, far more than one call may carry beside .gpu (~34 MiB; 64 MiB with the ~13 MiB tree). So it arrives
+# in `receive` calls, one part each (they wait in /tmp/parts; the call that completes them unpacks into data/debian_mix
+# here, inside the tree, so results keep relative paths, and cuts the rows into rows256/ and rows512/), then the wave:
 #   P=data/debian_mix/parts
-#   run(carry=[".gpu", ".gpu_cache", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz", f"{P}/rows2048-002.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
-#   run(carry=[f"{P}/rows2048-000.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
-#   run(carry=[f"{P}/rows2048-001.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # unpacks (~20 s)
+#   run(carry=[".gpu", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
+#   run(carry=[f"{P}/rows2048-000.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # and 001 ... 004 alike
+#   run(carry=[".gpu_cache", f"{P}/rows2048-005.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # unpacks (~45 s)
+# (The eight position_85m records committed before then were trained on the earlier 120M-token corpus: same BPE,
+# same 32 long held-out files.)
 #   run(command="SWEEPS=position_85m MAX_PARALLEL=1 MIN_LEFT=auto SWEEP_ARGS='--seeds 0 --only baseline,state_noise,vpad,weight_decay' bash tools/run_full_sweep_gpu.sh start")
 #
 # On a machine of several GPUs (the device tool's nvidia-h200-x2/x4/x8 kinds, when they are lent) the sweep spreads its
@@ -159,7 +162,7 @@ case $MODE in
     mkdir -p /tmp/parts; [ -d data/debian_mix/parts ] && cp -r data/debian_mix/parts/. /tmp/parts/
     missing=$(python3 -c "import json, pathlib; m = json.load(open('/tmp/parts/manifest.json'))['parts']; print(' '.join(k for k in m if k.startswith(('rows', 'heldout')) and not pathlib.Path('/tmp/parts', k).is_file()))" 2>/dev/null || echo manifest.json)
     if [ -n "$missing" ]; then echo "waiting for: $missing"
-    else python3 tools/build_text_corpus.py unpack --parts /tmp/parts --out data/debian_mix && ls data/debian_mix; fi ;;
+    else python3 tools/build_text_corpus.py unpack --parts /tmp/parts --out data/debian_mix --rows-block 256 512 && ls data/debian_mix; fi ;;   # rows256/, rows512/: failure_85m
   stop) running && kill -- "-$(cat "$W/sweep.pid")"; sleep 5; pack ;;   # the sweep's process group: its runs too
   throughput)
     timeout 570 python3 -m lengen.experiments.sweep --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \

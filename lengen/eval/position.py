@@ -18,7 +18,7 @@ from ..config import ConfigError
 from .common import EVAL_DTYPES, load_for_eval, measured, train_length
 from ..io import check_writable, output_dir_for, progress_bar, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint, run_config_of
-from ..models.mamba2 import mamba2_prefill
+from ..models.family import family_of
 
 # %% auto #0
 __all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'log2_bins', 'bin_means',
@@ -83,8 +83,7 @@ def chunked_ce(hidden:torch.Tensor, # (B, L, d) final hidden states (the final n
 # %% ../../nbs/eval/02_position.ipynb #eba35286
 def final_hidden(model, input_ids:torch.Tensor) -> torch.Tensor:
     "The body's last hidden states (final norm applied), without the LM head and without a cache (a Mamba2: read in pieces)."
-    if model.config.model_type == "mamba2": return mamba2_prefill(model, input_ids, use_cache=False)[0]
-    return model.base_model(input_ids=input_ids, use_cache=False)[0]
+    return family_of(model).prefill(model, input_ids, use_cache=False)[0]
 
 # %% ../../nbs/eval/02_position.ipynb #cdc92672
 @torch.no_grad()
