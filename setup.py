@@ -16,8 +16,8 @@ min_python = cfg['min_python']
 
 def reqs(key): return shlex.split(cfg.get(key, ''))
 
-extras = {k: reqs(f'{k}_requirements') for k in ('dev', 'eval', 'wandb', 'gpu')}
-extras['all'] = extras['eval'] + extras['wandb']  # gpu kernels are installed last, by hand (see README)
+extras = {k: reqs(f'{k}_requirements') for k in ('dev', 'eval', 'wandb', 'gpu', 'cluster')}
+extras['all'] = extras['eval'] + extras['wandb'] + extras['cluster']  # gpu kernels are installed last, by hand (see README)
 
 setuptools.setup(
     name=cfg['lib_name'],

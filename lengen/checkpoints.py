@@ -8,16 +8,20 @@ from __future__ import annotations
 import json, re, shutil
 from pathlib import Path
 
+import torch, transformers
 from omegaconf import OmegaConf
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-from transformers import AutoConfig
+from transformers import AutoConfig, AutoModelForCausalLM
 from transformers.utils import cached_file
 
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'safetensors_complete', 'checkpoint_problem',
-           'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume', 'resolve_checkpoint', 'run_config_of']
+__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'safetensors_header', 'safetensors_problem',
+           'safetensors_complete', 'checkpoint_step', 'weight_files', 'weights_problem', 'checkpoint_problem',
+           'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume', 'config_problem', 'stored_shapes',
+           'shape_problem', 'model_files_problem', 'vocab_problem', 'resolve_checkpoint', 'run_config_of']
 
 # %% ../nbs/core/02_checkpoints.ipynb #5d44816e
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json",
@@ -27,26 +31,57 @@ WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_mo
 OPTIMIZER_FILES = ("optimizer.pt", "optimizer.bin")   # and one of these its optimizer state
 
 # %% ../nbs/core/02_checkpoints.ipynb #085bfa91
+def safetensors_header(path) -> tuple[dict|None, int]:
+    "A `.safetensors` file's header (None when unreadable) and the bytes the whole file holds by it (by its header's length, when cut inside the header; 0 when not even that is known)."
+    size = Path(path).stat().st_size
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        if size < 8 or n > 2**27: return None, 0   # no length, or garbage for one (headers are kilobytes)
+        if size < 8 + n: return None, 8 + n
+        try: meta = json.loads(f.read(n))
+        except ValueError: return None, 0
+    try: end = max((v["data_offsets"][1] for k, v in meta.items() if k != "__metadata__"), default=0)
+    except (AttributeError, KeyError, TypeError, IndexError): return None, 0
+    return meta, 8 + n + end
+
+def safetensors_problem(path) -> str|None:
+    "Why a `.safetensors` file cannot be read whole (fewer bytes than its header promises, or no readable header), or None."
+    meta, need = safetensors_header(path)
+    have = Path(path).stat().st_size
+    if have < need: return f"{Path(path).name} is truncated (its header promises {need:,} bytes, the file holds {have:,})"
+    return f"{Path(path).name} has no readable safetensors header" if meta is None else None
+
 def safetensors_complete(path) -> bool:
     "Whether a `.safetensors` file has a readable header and all the bytes the header promises."
-    with open(path, "rb") as f:
-        head = f.read(8)
-        if len(head) < 8: return False
-        n = int.from_bytes(head, "little")
-        try: meta = json.loads(f.read(n))
-        except ValueError: return False
-    end = max((v["data_offsets"][1] for k, v in meta.items() if k != "__metadata__"), default=0)
-    return Path(path).stat().st_size >= 8 + n + end
+    return safetensors_problem(path) is None
 
 # %% ../nbs/core/02_checkpoints.ipynb #337ef149
+def checkpoint_step(d) -> int:
+    "The optimizer step a checkpoint was saved at (its `trainer_state.json`)."
+    return json.loads((Path(d)/"trainer_state.json").read_text())["global_step"]
+
+def weight_files(folder:Path) -> list[Path]:
+    "The `.safetensors` files holding `folder`'s weights: `model.safetensors`, or the shards its index names ([] for pickled weights)."
+    if (folder/"model.safetensors").exists(): return [folder/"model.safetensors"]
+    index = folder/"model.safetensors.index.json"
+    return [folder/f for f in sorted(set(json.loads(index.read_text())["weight_map"].values()))] if index.exists() else []
+
+def weights_problem(folder:Path) -> str|None:
+    "Why the weights in `folder` cannot be read whole (none; an index, a shard or a file missing, cut short or unreadable), or None."
+    if not any((folder/f).exists() for f in WEIGHT_FILES): return f"no weights ({' / '.join(WEIGHT_FILES)})"
+    try: files = weight_files(folder)
+    except (ValueError, KeyError, TypeError, OSError) as e: return f"model.safetensors.index.json is unreadable ({type(e).__name__})"
+    for f in files:
+        if not f.exists(): return f"{f.name} is missing (model.safetensors.index.json names it)"
+        if why := safetensors_problem(f): return why
+    return None
+
 def checkpoint_problem(d:Path) -> str|None:
     "Why `d` is not a complete checkpoint (readable trainer state, weights and optimizer state), or None when it is one."
-    try: json.loads((d/"trainer_state.json").read_text())["global_step"]
+    try: checkpoint_step(d)
     except FileNotFoundError: return "no trainer_state.json"
-    except (ValueError, KeyError, OSError) as e: return f"trainer_state.json unreadable ({type(e).__name__})"
-    weights = next((d/f for f in WEIGHT_FILES if (d/f).exists()), None)
-    if weights is None: return f"no weights ({' / '.join(WEIGHT_FILES)})"
-    if weights.suffix == ".safetensors" and not safetensors_complete(weights): return f"{weights.name} is truncated"
+    except (ValueError, KeyError, TypeError, OSError) as e: return f"trainer_state.json unreadable ({type(e).__name__})"
+    if why := weights_problem(d): return why
     if not any((d/f).exists() for f in OPTIMIZER_FILES): return f"no optimizer state ({' / '.join(OPTIMIZER_FILES)})"
     return None
 
@@ -93,6 +128,50 @@ def resolve_resume(cfg, log=print) -> str|None:
 CHECKPOINT_VALID = ("a checkpoint directory holding config.json (a run's output_dir after training, or one of its "
                     "checkpoint-N folders), or a Hub model id such as HuggingFaceTB/SmolLM3-3B")
 
+# %% ../nbs/core/02_checkpoints.ipynb #9d0644dd
+def config_problem(folder:Path) -> str|None:
+    "Why `folder`'s config.json describes no model transformers builds (not JSON, an unknown `model_type`, values it refuses), or None."
+    try: raw = json.loads((folder/"config.json").read_text())
+    except ValueError as e: return f"config.json is not JSON ({e})"
+    kind = raw.get("model_type") if isinstance(raw, dict) else None
+    if kind not in CONFIG_MAPPING: return f"config.json's model_type {kind!r} is not one transformers {transformers.__version__} knows"
+    try: AutoConfig.from_pretrained(folder)
+    except Exception as e: return f"transformers refuses its config.json: {' '.join(str(e).split())[:300]}"
+    return None
+
+def stored_shapes(folder:Path) -> dict:
+    "Each stored tensor's shape, from `folder`'s safetensors headers (no tensor is read)."
+    return {k: v["shape"] for f in weight_files(folder) for k, v in (safetensors_header(f)[0] or {}).items() if k != "__metadata__"}
+
+def shape_problem(folder:Path, model) -> str|None:
+    "Where the weights stored in `folder` do not fit `model` (a tensor of another shape; tensors it has and they lack), or None."
+    stored = stored_shapes(folder)
+    if not stored: return None   # pickled weights: nothing to compare without loading them
+    want = {k: list(v.shape) for k, v in model.state_dict().items()}
+    if wrong := [k for k in want if k in stored and stored[k] != want[k]]:
+        return f"{wrong[0]} is {stored[wrong[0]]} in the weights but {want[wrong[0]]} in the model ({len(wrong)} tensors differ)"
+    tied = getattr(model, "_tied_weights_keys", None) or {}   # stored once, under the tensor they share
+    if missing := [k for k in want if k not in stored and k not in tied]:
+        return f"the weights lack {len(missing)} of the model's {len(want)} tensors, {missing[0]} among them"
+    return None
+
+def model_files_problem(folder) -> str|None:
+    "Why a checkpoint folder cannot be loaded whole: its config.json, its weights, or the two against each other; None when it can."
+    folder = Path(folder)
+    if why := config_problem(folder) or weights_problem(folder): return why
+    try:
+        with torch.device("meta"): model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder), trust_remote_code=False)
+    except Exception: return None   # no causal LM transformers builds from a config: its loader says more than we could
+    if why := shape_problem(folder, model): return f"config.json and the weights disagree: {why}"
+    return None
+
+# %% ../nbs/core/02_checkpoints.ipynb #871a15e1
+def vocab_problem(tokenizer, config) -> str|None:
+    "Why `tokenizer` cannot feed a model of `config` (more token ids than it has embeddings), or None."
+    n, v = len(tokenizer), getattr(config, "vocab_size", None)
+    if v is None or n <= v: return None
+    return f"the tokenizer has {n:,} tokens and the model {v:,} embeddings: ids from {v:,} on have none (a tokenizer of another model?)"
+
 # %% ../nbs/core/02_checkpoints.ipynb #2bc94305
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -103,8 +182,12 @@ def resolve_checkpoint(ckpt:str, # a local checkpoint directory or a Hub model i
     "`ckpt` when it can be loaded: a local directory with `config.json`, or a Hub id whose config the Hub serves."
     p = Path(ckpt).expanduser()
     if p.is_dir():
-        if (p/"config.json").is_file(): return str(p)
         newest = latest_checkpoint(p)
+        if (p/"config.json").is_file():
+            why = model_files_problem(p)
+            if why is None: return str(p)
+            raise ConfigError(field, ckpt, CHECKPOINT_VALID, hint=f"{p}: {why}. Copy the checkpoint again, or point at another" +
+                              (f", such as its newest complete checkpoint, {newest}." if newest else "."))
         raise ConfigError(field, ckpt, CHECKPOINT_VALID, hint=f"{p} has no config.json" +
                           (f"; its newest complete checkpoint is {newest}." if newest else " and no complete checkpoint-N inside."))
     if p.exists() or not _HUB_ID.match(str(ckpt)):

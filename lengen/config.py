@@ -10,21 +10,25 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from hydra import compose, initialize_config_dir
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper   # Hydra's own sweep expansion (hydra-core is pinned below 1.4)
 from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
-from hydra.errors import HydraException, MissingConfigException
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 # %% auto #0
 __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS',
            'WINDOW_KERNEL_CHOICES', 'COUNT_FIELDS', 'OPTIONAL_COUNT_FIELDS', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES',
-           'INITIAL_STATE_MODES', 'NOISE_KINDS', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig',
-           'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
+           'INITIAL_STATE_MODES', 'NOISE_KINDS', 'CONF_DIR', 'JOB_NAME', 'MULTIRUN_OVERRIDE', 'JOB_NAME_LEAVES_OUT',
+           'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig',
+           'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
            'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig',
            'InitialStateConfig', 'TrainingConfig', 'config_reference', 'ConfigError', 'parse_layers',
            'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp', 'check_initial_state',
-           'register_schema', 'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases']
+           'register_schema', 'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases', 'sweep_jobs',
+           'job_dirname', 'launcher_defaults', 'show_config', 'run_multirun']
 
 # %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
@@ -287,12 +291,17 @@ class ConfigError(ValueError):
         super().__init__(msg + (f" {hint}" if hint else ""))
 
     @classmethod
-    def from_hydra(cls, err:Exception):
-        "A `ConfigError` whose message explains a Hydra/OmegaConf composition error."
+    def fault(cls, text:str):
+        "A `ConfigError` whose one paragraph is `text`: a fault of a file, a folder or the disk, which no config value names."
         e = cls.__new__(cls)
         e.key = e.value = e.valid = None
-        ValueError.__init__(e, f"invalid configuration: {_explain(err)}")
+        ValueError.__init__(e, text)
         return e
+
+    @classmethod
+    def from_hydra(cls, err:Exception):
+        "A `ConfigError` whose message explains a Hydra/OmegaConf composition error."
+        return cls.fault(f"invalid configuration: {_explain(err)}")
 
 # %% ../nbs/core/00_config.ipynb #0b08f1a7
 _LAYER_ITEM = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -539,33 +548,52 @@ def _schema_node(key:str):
         cls = type(default)
     return cls
 
+def _unreadable(override:str, message:str) -> str:
+    "Why Hydra's parser refused `override`, and how to quote the value so it reads it."
+    key, eq, value = override.partition("=")
+    first = message.splitlines()[0]
+    why = "a character it reads only inside quotes" if "LexerNoViableAlt" in first else first.removeprefix("Error parsing override ")
+    if not eq: return f"Hydra cannot read `{override}`: an override is key=value ({why})."
+    return (f"Hydra cannot read the override `{override}` ({why}). Quote a value holding spaces, letters beyond ASCII or any "
+            f"of ()[]{{}}<>=,:'\" for Hydra, inside the shell's quotes: '{key}=\"{value}\"'.")
+
 def _explain(err:Exception) -> str:
     "One paragraph for a Hydra / OmegaConf composition error."
     if isinstance(err, MissingConfigException) and "experiment" in str(err):
         return f"unknown experiment. Valid values for +experiment: {', '.join(list_experiments())}."
+    if isinstance(err, MissingConfigException) and "hydra/launcher" in str(err):
+        return (f"unknown launcher `{(err.missing_cfg_file or '').replace('hydra/launcher/', 'hydra/launcher=')}`. Valid values: "
+                f"{', '.join(err.options or ['basic'])}; the joblib and submitit launchers come with lengen's cluster extra "
+                "(pip install -e '.[cluster]').")
     chain, e = [], err
     while e is not None: chain.append(e); e = e.__cause__ or e.__context__
+    parse = next((c for c in chain if isinstance(c, OverrideParseException)), None)
+    if parse is not None: return _unreadable(parse.override, parse.message)
     oc = next((c for c in chain if isinstance(c, OmegaConfBaseException) and getattr(c, "full_key", None)), None)
     if oc is None: return " ".join(str(err).split())
     key, msg = oc.full_key, str(oc).splitlines()[0]
     if "not in" in msg or "struct" in msg:
         node = _schema_node(key)
-        valid = ", ".join(f.name for f in dataclasses.fields(node)) if node else "see `lengen_train --cfg job`"
+        valid = (", ".join(f.name for f in dataclasses.fields(node)) if node else
+                 f"see `lengen_train ... --cfg {'hydra' if key.startswith('hydra.') else 'job'}`")
         return f"unknown key `{key}`. Valid keys here: {valid}."
     return f"bad value for `{key}`: {msg}."
 
 # %% ../nbs/core/00_config.ipynb #401b9a3b
+JOB_NAME = "lengen_train"   # Hydra's `hydra.job.name`: what a multirun's jobs (and their SLURM jobs) are called
+
 def compose_config(experiment:str|None=None, # name of a file in conf/experiment (None: schema defaults)
                    overrides:list[str]=(), # Hydra dotted overrides, e.g. ['max_steps=10', "dropout.apply_to='q,k'"]
                    validate:bool=True, # run `validate_config`
+                   hydra:bool=False, # keep Hydra's own settings (the `hydra` node: launcher, sweep folders) in the result
                   ) -> DictConfig:
     "Compose, type-check and validate a `TrainingConfig` exactly as `lengen_train` does."
     register_schema()
     ovr = list(overrides) + ([f"+experiment={experiment}"] if experiment else [])
     GlobalHydra.instance().clear()
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-            cfg = compose(config_name="train", overrides=ovr)
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None, job_name=JOB_NAME):
+            cfg = compose(config_name="train", overrides=ovr, return_hydra_config=hydra)
     except (HydraException, OmegaConfBaseException) as e: raise ConfigError.from_hydra(e) from None
     finally: GlobalHydra.instance().clear()
     cfg = resolve_aliases(cfg)
@@ -585,3 +613,64 @@ def resolve_aliases(cfg:DictConfig) -> DictConfig:
         cfg.residual_dropout.rate, cfg.residual_dropout.layers = d.rate, d.layers
         d.rate, d.mode = 0.0, "vpad"
     return cfg
+
+# %% ../nbs/core/00_config.ipynb #007c9f03
+MULTIRUN_OVERRIDE = "hydra.mode=MULTIRUN"   # what `-m` / `--multirun` stand for: Hydra's own switch
+
+# %% ../nbs/core/00_config.ipynb #c677eab5
+def sweep_jobs(overrides:list[str], # a multirun's overrides: comma lists and sweep functions (range, choice, ...) sweep
+              ) -> list[list[str]]:
+    "Each job's overrides, in the order Hydra's basic sweeper launches them (the `hydra...` overrides left out)."
+    try:
+        parsed = OverridesParser.create().parse_overrides(list(overrides))
+        return BasicSweeper.split_arguments([o for o in parsed if not o.is_hydra_override()], None)[0]
+    except HydraException as e: raise ConfigError.from_hydra(e) from None
+
+# %% ../nbs/core/00_config.ipynb #e69252da
+JOB_NAME_LEAVES_OUT = ("experiment", "output_dir", "resume_from_checkpoint", "dry_run")   # keys that name no setting of a run
+
+def job_dirname(job:list[str], # one job's overrides (`sweep_jobs`)
+               ) -> str:
+    "The name of a multirun job's folder inside its `output_dir`: its overrides, sorted and joined by commas ('/' written '_'), less `JOB_NAME_LEAVES_OUT`."
+    keep = sorted(o.lstrip("+~") for o in job if o.split("=", 1)[0].lstrip("+~") not in JOB_NAME_LEAVES_OUT)
+    return ",".join(keep).replace("/", "_")
+
+# %% ../nbs/core/00_config.ipynb #895cec21
+TIMEOUT_REQUEUES = 3   # how often a SLURM job that reaches its time limit is requeued (the plugin's own default, 0, never requeues one)
+
+def launcher_defaults(overrides:list[str]) -> list[str]:
+    "`overrides`, plus `hydra.launcher.max_num_timeout=TIMEOUT_REQUEUES` when they pick the submitit SLURM launcher and set none."
+    given = any(o.lstrip("+").startswith("hydra.launcher.max_num_timeout=") for o in overrides)
+    return ([*overrides, f"hydra.launcher.max_num_timeout={TIMEOUT_REQUEUES}"] if "hydra/launcher=submitit_slurm" in overrides
+            and not given else list(overrides))
+
+# %% ../nbs/core/00_config.ipynb #3e763dc3
+CFG_KINDS = ("job", "hydra", "all")   # what `--cfg` prints: the run's config, Hydra's settings (the launcher's among them), both
+
+def show_config(overrides:list[str], # one run's overrides (a multirun's: one job's, with the `hydra...` ones)
+                kind:str="job", # one of CFG_KINDS
+               ) -> str:
+    "The YAML `lengen_train --cfg KIND` prints."
+    cfg = compose_config(None, launcher_defaults(overrides), validate=False, hydra=kind != "job")
+    out = OmegaConf.to_container(cfg)
+    if kind != "job":
+        for k in ("help", "hydra_help"): out["hydra"].pop(k)
+    return OmegaConf.to_yaml({"hydra": out["hydra"]} if kind == "hydra" else out)
+
+# %% ../nbs/core/00_config.ipynb #ba221e92
+def run_multirun(overrides:list[str], # the command line's: sweeps, `hydra/launcher=...`, `hydra.launcher.*`, ...
+                 task_function, # what each job runs, given its config (module-level: launchers pickle it)
+                ) -> list:
+    "Run a multirun through Hydra's own sweeper and launcher, composed like `compose_config`; each job's return value, in job order."
+    register_schema()
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None, job_name=JOB_NAME):
+            batches = GlobalHydra.instance().hydra.multirun(config_name="train", task_function=task_function,
+                                                            overrides=launcher_defaults(overrides))
+    except (HydraException, OmegaConfBaseException) as e: raise ConfigError.from_hydra(e) from None
+    except Exception as e:
+        if not type(e).__module__.startswith("submitit"): raise
+        raise ConfigError.fault("the launcher reports a failed job: " + " ".join(str(e).split())[:600]) from None
+    finally: GlobalHydra.instance().clear()
+    return [r.return_value for batch in batches for r in batch]

@@ -19,11 +19,12 @@ from datasets.distributed import split_dataset_by_node
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['COPY_SPECIALS', 'STREAM_TOKENIZE_BATCH', 'char_tokenizer', 'copy_string', 'copy_example', 'answer_labels',
-           'CopyTaskDataset', 'padding_collator', 'copy_example_length', 'copy_row_length', 'help_topics_texts',
-           'small_bpe_tokenizer', 'pack_documents', 'PackedTextDataset', 'build_tokenizer', 'packed_text',
-           'load_local_documents', 'load_text_dataset', 'PackedRows', 'packed_rows_collator', 'packed_text_dataset',
-           'prepacked_rows', 'rank_and_world', 'stream_shard', 'build_train_dataset']
+__all__ = ['COPY_SPECIALS', 'STREAM_TOKENIZE_BATCH', 'TOKENIZER_VALID', 'char_tokenizer', 'copy_string', 'copy_example',
+           'answer_labels', 'CopyTaskDataset', 'padding_collator', 'copy_example_length', 'copy_row_length',
+           'help_topics_texts', 'small_bpe_tokenizer', 'pack_documents', 'PackedTextDataset', 'load_tokenizer',
+           'build_tokenizer', 'packed_text', 'load_local_documents', 'load_text_dataset', 'PackedRows',
+           'packed_rows_collator', 'packed_text_dataset', 'prepacked_rows', 'rank_and_world', 'stream_shard',
+           'build_train_dataset']
 
 # %% ../nbs/core/03_data.ipynb #c1640971
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -170,17 +171,27 @@ class PackedTextDataset(torch.utils.data.IterableDataset):
                               c.no_doc_mixing, c.use_doc_masking)
 
 # %% ../nbs/core/03_data.ipynb #6a90af37
+TOKENIZER_VALID = ("a local tokenizer folder whose files read (tokenizer.json / tokenizer_config.json), or a Hub id this "
+                   "machine can reach")
+
+def load_tokenizer(name:str, # a local tokenizer folder or a Hub id
+                   revision:str|None=None, # Hub revision
+                   field:str="pretrained_tokenizer", # the argument or config field that named it, for the error
+                   valid:str=TOKENIZER_VALID, # what the field accepts, for the error
+                  ) -> PreTrainedTokenizerFast:
+    "`AutoTokenizer.from_pretrained(name)`, or one paragraph: a folder that is not there, tokenizer files that do not read, a Hub out of reach."
+    try: return AutoTokenizer.from_pretrained(name, revision=revision)
+    except Exception as e:   # OSError, ValueError (JSON), KeyError, or the tokenizers library's bare Exception for a file it cannot read
+        raise ConfigError(field, name, valid, hint=f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}") from None
+
 def build_tokenizer(cfg) -> PreTrainedTokenizerFast:
     "The tokenizer named by `cfg.pretrained_tokenizer` (or the model's own when that is empty)."
     name = cfg.pretrained_tokenizer or cfg.model_name_or_path
     if name == "char:copy": return char_tokenizer(cfg.data.copy_task.alphabet_size)
     if not name: raise ConfigError("pretrained_tokenizer", name, "a Hub id or local tokenizer directory, or 'char:copy' "
                                    "(needed when model_name_or_path is empty)")
-    try: tok = AutoTokenizer.from_pretrained(name, revision=cfg.tokenizer_revision)
-    except (OSError, ValueError) as e:   # no such folder, not a tokenizer, or a Hub id out of reach
-        raise ConfigError("pretrained_tokenizer" if cfg.pretrained_tokenizer else "model_name_or_path", name, "a local "
-                          "tokenizer folder (tokenizer.json / tokenizer_config.json), a Hub id this machine can reach, or "
-                          "'char:copy'", hint=str(e).splitlines()[0]) from None
+    tok = load_tokenizer(name, cfg.tokenizer_revision, "pretrained_tokenizer" if cfg.pretrained_tokenizer else "model_name_or_path",
+                         TOKENIZER_VALID + ", or 'char:copy'")
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return tok
 

@@ -4,19 +4,17 @@
 
 # %% ../../nbs/eval/00_common.ipynb #3e5dce1d
 from __future__ import annotations
-
 import contextlib, gc, time
-
 import torch
-from transformers import AutoTokenizer
-
+from transformers import AutoConfig
 from ..config import ConfigError
-from ..checkpoints import resolve_checkpoint
-from ..data import packed_text
+from ..checkpoints import resolve_checkpoint, vocab_problem
+from ..data import load_tokenizer, packed_text
 from ..models.build import load_model
 
 # %% auto #0
-__all__ = ['EVAL_DTYPES', 'eval_device', 'load_for_eval', 'train_length', 'copy_train_range', 'gc_clock', 'measured']
+__all__ = ['EVAL_DTYPES', 'eval_device', 'checked_tokenizer', 'load_for_eval', 'train_length', 'copy_train_range', 'gc_clock',
+           'measured']
 
 # %% ../../nbs/eval/00_common.ipynb #6678254e
 EVAL_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32, "auto": "auto"}
@@ -24,6 +22,16 @@ EVAL_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": 
 def eval_device(device:str|None=None) -> torch.device:
     "`device`, or the first GPU when there is one, else the CPU."
     return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+def checked_tokenizer(ckpt:str, # a resolved checkpoint (`resolve_checkpoint`)
+                      revision:str|None=None, # Hub revision
+                      field:str="checkpoint", # the argument that named the checkpoint, for the error
+                     ):
+    "The checkpoint's tokenizer, refused (one paragraph) when its files do not read or it has more tokens than the model has embeddings."
+    tok = load_tokenizer(ckpt, revision, field, "a checkpoint folder with a tokenizer whose files read, or a Hub id")
+    if why := vocab_problem(tok, AutoConfig.from_pretrained(ckpt, revision=revision)):
+        raise ConfigError(field, ckpt, "a checkpoint whose tokenizer fits its model", hint=f"{why}. Save the model's own tokenizer beside it.")
+    return tok
 
 def load_for_eval(ckpt:str, # local checkpoint directory or Hub id (resolved first)
                   dtype:str="bfloat16", # one of EVAL_DTYPES
@@ -33,8 +41,8 @@ def load_for_eval(ckpt:str, # local checkpoint directory or Hub id (resolved fir
     "(model, tokenizer) of a checkpoint, ready for evaluation."
     if dtype not in EVAL_DTYPES: raise ConfigError("dtype", dtype, " | ".join(EVAL_DTYPES))
     ckpt = resolve_checkpoint(ckpt, revision)
-    model = load_model(ckpt, dtype=EVAL_DTYPES[dtype], revision=revision, **kwargs).to(eval_device(device))
-    return model, AutoTokenizer.from_pretrained(ckpt, revision=revision)
+    tok = checked_tokenizer(ckpt, revision)
+    return load_model(ckpt, dtype=EVAL_DTYPES[dtype], revision=revision, **kwargs).to(eval_device(device)), tok
 
 # %% ../../nbs/eval/00_common.ipynb #6b1f7c0a
 def train_length(run_cfg) -> int|None:

@@ -15,7 +15,7 @@ from transformers import AutoConfig
 from ..config import ConfigError, EVAL_METRICS
 from ..data import copy_example, copy_example_length, copy_string
 from ..ops.decode import decodable, greedy_decode
-from ..io import check_writable, output_dir_for, progress_bar, run_cli, write_figure, write_json
+from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint, run_config_of
 from .common import copy_train_range
 from .common import eval_device, load_for_eval
@@ -204,7 +204,9 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
                              samples:int=100, # strings per length
                              batch_size:int=64, output_dir:str|None=None, # default: the checkpoint's folder / eval_results
                              seed:int|None=None, # default: the run's eval_seed, else 1234
-                             dtype:str="auto", device:str|None=None, progress:bool=True) -> dict:
+                             dtype:str="auto", device:str|None=None, progress:bool=True,
+                             overwrite:bool=False, # replace a copy_eval.json / .html the output folder holds (a training's own evaluation)
+                            ) -> dict:
     "The copy-task sweep of a saved checkpoint; writes `copy_eval.json` and `copy_eval.html`, returns them with the rows."
     if samples < 1 or batch_size < 1: raise ConfigError("--samples/--batch-size", (samples, batch_size), "positive integers")
     ckpt = resolve_checkpoint(ckpt)
@@ -215,6 +217,7 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
     seed = seed if seed is not None else (ct.eval_seed if ct else 1234)
     out = check_writable(output_dir_for(ckpt, output_dir), "--output-dir")
     check_copy_memory(ckpt, max(lengths), min(batch_size, samples), eval_device(device))
+    refuse_overwrite([out/"copy_eval.json", out/"copy_eval.html"], "--output-dir", overwrite)
     model, tok = load_for_eval(ckpt, dtype, device)
     alphabet = ct.alphabet_size if ct else copy_alphabet_size(tok)
     limit = position_limit(model)
@@ -239,9 +242,10 @@ def main(argv:list[str]|None=None) -> int:
     p.add_argument("--dtype", default="auto", choices=["auto", "bfloat16", "float16", "float32"])
     p.add_argument("--output-dir", default=None, help="default: the checkpoint folder (local) or eval_results/<id>")
     p.add_argument("--device", default=None)
+    p.add_argument("--overwrite", action="store_true", help="replace the copy_eval.json / .html the output folder holds")
     a = p.parse_args(argv)
     def run():
         r = evaluate_copy_checkpoint(a.checkpoint, parse_lengths(a.lengths) if a.lengths else None, a.samples, a.batch_size,
-                                     a.output_dir, a.seed, a.dtype, a.device)
+                                     a.output_dir, a.seed, a.dtype, a.device, overwrite=a.overwrite)
         print(format_length_table(r["rows"], r["train_range"])); print(f"wrote {r['json']} and {r['html']}")
     return run_cli("lengen_eval_copy", run)

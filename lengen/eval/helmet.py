@@ -16,18 +16,19 @@ from packaging.version import parse as parse_version
 from huggingface_hub import snapshot_download
 
 from ..config import ConfigError
-from ..io import atomic_write, check_writable, output_dir_for, run_cli
-from .common import eval_device
+from ..io import atomic_write, check_writable, disk_faults, output_dir_for, run_cli
+from .common import checked_tokenizer, eval_device
 from ..checkpoints import resolve_checkpoint
 from ..models.build import default_attention, load_model
 from ..ops.generate import with_fast_generate
 
 # %% auto #0
 __all__ = ['HELMET_MODULES', 'HELMET_VALID', 'SHIPPED_CONFIGS', 'PROG', 'HF_ONLY', 'DATA_VALID', 'SMOLLM3_FILL', 'ICL_SHIPPED',
-           'helmet_src_dir', 'import_helmet', 'resolve_config', 'attn_implementation', 'pkg_resources_shim',
-           'lengen_loading', 'check_helmet_args', 'parse_helmet_args', 'local_checkpoint', 'working_dir', 'run_helmet',
-           'main', 'icl_shots', 'with_shots', 'icl_config', 'scaled_icl_config', 'write_helmet_config',
-           'shipped_icl_comment', 'shots_for_budget', 'icl_prompt_lengths', 'fit_icl_config', 'icl_config_main']
+           'helmet_src_dir', 'import_helmet', 'read_config', 'resolve_config', 'attn_implementation',
+           'pkg_resources_shim', 'lengen_loading', 'check_helmet_args', 'parse_helmet_args', 'local_checkpoint',
+           'working_dir', 'run_helmet', 'main', 'icl_shots', 'with_shots', 'icl_config', 'scaled_icl_config',
+           'write_helmet_config', 'shipped_icl_comment', 'shots_for_budget', 'icl_prompt_lengths', 'fit_icl_config',
+           'icl_config_main']
 
 # %% ../../nbs/eval/04_helmet.ipynb #4a5a0743
 HELMET_MODULES = ("arguments", "utils", "data", "model_utils", "eval")
@@ -63,17 +64,32 @@ SHIPPED_CONFIGS = Path(str(files("lengen")/"helmet_configs"))
 # %% ../../nbs/eval/04_helmet.ipynb #5b3cabdb
 def _configs(folder:Path) -> dict: return {p.stem: p for p in sorted(Path(folder).glob("*.yaml"))}
 
+def read_config(path:Path, # a HELMET config file
+                config:str, # what `--config` said, for the error
+               ) -> Path:
+    "`path`, once it reads as a YAML mapping of HELMET's arguments; one paragraph (file, line, column, problem) when it does not."
+    try: raw = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError("--config", config, "a HELMET config: a YAML file of HELMET's arguments (key: value)",
+                          hint=f"{path} is not YAML{where}: {getattr(e, 'problem', None) or e}.") from None
+    if not isinstance(raw, dict):
+        raise ConfigError("--config", config, "a HELMET config: a YAML file of HELMET's arguments (key: value)",
+                          hint=f"{path} holds {type(raw).__name__ if raw is not None else 'nothing'}, not a mapping of arguments.")
+    return path
+
 def resolve_config(config:str, # a YAML path or a config name
                    src:Path, # the HELMET clone
                   ) -> Path:
-    "The config file `config` names."
-    if config and Path(config).expanduser().is_file(): return Path(config).expanduser().resolve()
+    "The config file `config` names, read (`read_config`)."
+    if config and Path(config).expanduser().is_file(): return read_config(Path(config).expanduser().resolve(), config)
     shipped, theirs = _configs(SHIPPED_CONFIGS), _configs(Path(src)/"configs")
     name = Path(config or "").name.removesuffix(".yaml")
     if name not in shipped | theirs:
         raise ConfigError("--config", config, "a YAML file, or a config name: " + ", ".join(shipped) + " (shipped with "
                           "lengen) or " + ", ".join(theirs) + " (HELMET's configs/)")
-    return (theirs | shipped)[name]
+    return read_config((theirs | shipped)[name], config)
 
 # %% ../../nbs/eval/04_helmet.ipynb #80ce5046
 def attn_implementation() -> str:
@@ -184,7 +200,8 @@ def run_helmet(helmet_src:str|None, # a clone of HELMET (None: $LENGEN_HELMET_SR
     "Run HELMET's `main()` with lengen's loading; returns HELMET's `args`, {dataset: its .json or None} and the model."
     src = helmet_src_dir(helmet_src)
     cfg = resolve_config(config, src)
-    resolve_checkpoint(model_name_or_path, revision, field="--model_name_or_path")   # before the slow imports
+    checked_tokenizer(resolve_checkpoint(model_name_or_path, revision, field="--model_name_or_path"), revision,   # before the slow imports
+                      field="--model_name_or_path")
     out = check_writable(Path(output_dir) if output_dir else output_dir_for(model_name_or_path)/"helmet", "--output_dir")
     argv = lambda ckpt: ["--config", str(cfg), "--model_name_or_path", ckpt, "--output_dir", str(out.resolve()), *helmet_argv]
     helmet = import_helmet(src)
@@ -196,7 +213,7 @@ def run_helmet(helmet_src:str|None, # a clone of HELMET (None: $LENGEN_HELMET_SR
             written[dataset] = helmet_run_test(args, model, dataset, *rest)
             return written[dataset]
         with lengen_loading(helmet, ckpt) as built, mock.patch.object(helmet.eval, "run_test", run_test), \
-             mock.patch.object(sys, "argv", ["eval.py", *argv(ckpt)]):
+             mock.patch.object(sys, "argv", ["eval.py", *argv(ckpt)]), disk_faults(out, "HELMET's results"):
             helmet.eval.main()
     scored = lambda d: d in written and Path(written[d] + ".score").is_file()
     return types.SimpleNamespace(args=args, outputs={d: written[d] if scored(d) else None for d in args.datasets.split(",")},

@@ -11,8 +11,9 @@ from unittest import mock
 import plotly.graph_objects as go
 
 from ..config import ConfigError, in_ipython
-from ..io import atomic_write, check_writable, run_cli, write_figure, write_json
+from ..io import atomic_write, check_writable, disk_faults, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint
+from .common import checked_tokenizer
 from ..models.build import load_model
 from ..ops.generate import with_fast_generate
 
@@ -178,13 +179,15 @@ UNSUPPORTED_MODEL_ARGS = ("peft", "delta", "autogptq", "gptqmodel", "gguf_file",
 
 # %% ../../nbs/eval/03_lm.ipynb #a209c7e6
 def check_model(cfg) -> str:
-    "The checkpoint of an lm-eval config if lengen can load it (a local directory or a Hub id); else one paragraph."
+    "The checkpoint of an lm-eval config if lengen can load it (a local directory or a Hub id, whole, with a tokenizer that fits it); else one paragraph."
     if cfg.model not in HF_MODELS: raise ConfigError("--model", cfg.model, " | ".join(HF_MODELS))
     if bad := [k for k in UNSUPPORTED_MODEL_ARGS if cfg.model_args.get(k)]:
         raise ConfigError(f"--model_args {bad[0]}", cfg.model_args[bad[0]],
                           f"unset: lengen loads the checkpoint itself (none of {', '.join(UNSUPPORTED_MODEL_ARGS)})")
     if "pretrained" not in cfg.model_args: raise ConfigError("--model_args pretrained", None, "a checkpoint directory or Hub id")
-    return resolve_checkpoint(str(cfg.model_args["pretrained"]), cfg.model_args.get("revision"), field="--model_args pretrained")
+    ckpt = resolve_checkpoint(str(cfg.model_args["pretrained"]), cfg.model_args.get("revision"), field="--model_args pretrained")
+    checked_tokenizer(ckpt, cfg.model_args.get("revision"), field="--model_args pretrained")
+    return ckpt
 
 # %% ../../nbs/eval/03_lm.ipynb #d1b0e28a
 NIAH_MODULE = "lm_eval.tasks.ruler.niah_utils"
@@ -343,7 +346,8 @@ def evaluate_lm(argv:list[str]) -> dict:
         check_essay_tasks(tasks, haystack)
         from lm_eval.__main__ import cli_evaluate  # optional: the eval extra (lm-eval)
         few = len(tasks) == 1 and cfg.limit is not None and cfg.limit >= 1   # below 1, --limit is a fraction of all
-        with first_samples(int(cfg.limit)) if few else contextlib.nullcontext(), mock.patch.object(sys, "argv", ["lm-eval", *rest]):
+        with first_samples(int(cfg.limit)) if few else contextlib.nullcontext(), mock.patch.object(sys, "argv", ["lm-eval", *rest]), \
+             disk_faults(cfg.output_path, "lm-eval's results"):   # a full disk as lm-eval writes: one paragraph
             cli_evaluate()
     paths = write_summary(cfg.output_path)
     if paths: print(paths["md"].read_text())

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from transformers import TrainerCallback, SmolLM3Config, Mamba2Config, AutoModelForCausalLM
 
-from ..config import compose_config, in_ipython
+from ..config import ConfigError, compose_config, in_ipython
 from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_world
 from ..eval.common import eval_device
 from ..io import json_text, run_cli, write_json
@@ -74,8 +74,12 @@ MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling
 
 # %% ../../nbs/experiments/01_bench.ipynb #0ae31ebf
 def variant_overrides(name:str) -> list[str]:
-    "The overrides of a variant written `a+b`, each part a built-in variant or one `key=value` override."
-    return [o for part in name.split("+") if part for o in VARIANTS.get(part, [part])]
+    "The overrides of a variant written `a+b`, each part a built-in variant or one `key=value` override; anything else is refused."
+    parts = [p for p in name.split("+") if p]
+    if bad := [p for p in parts if p not in VARIANTS and "=" not in p] or ([] if parts else [name]):
+        raise ConfigError("--variants", name, f"built-in variants ({', '.join(VARIANTS)}) or key=value overrides, joined by + "
+                          "(and the variants by commas)", hint=f"Unknown: {', '.join(map(repr, bad))}.")
+    return [o for p in parts for o in VARIANTS.get(p, [p])]
 
 # %% ../../nbs/experiments/01_bench.ipynb #cdcdb103
 def model_key(overrides:list[str]) -> tuple:
@@ -147,12 +151,12 @@ def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, step
              ) -> dict:
     "Time each variant of `shape`; returns a JSON-able report with ratios to the first variant."
     cache_triton_autotuning()   # a later bench on the machine skips autotuning
+    cfgs = {name: bench_config(variant_overrides(name)) for name in variants}   # all refused before any is timed
     dev = eval_device(device)
     results, model, key = {}, None, None
     for _ in range(repeats):
         for name in variants:
-            ovr = variant_overrides(name)
-            cfg = bench_config(ovr)
+            ovr, cfg = variant_overrides(name), cfgs[name]
             if model is None or model_key(ovr) != key:
                 model = None; gc.collect(); torch.cuda.empty_cache() if dev.type == "cuda" else None
                 model, key = build_bench_model(shape, cfg, dev), model_key(ovr)

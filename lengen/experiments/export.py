@@ -15,15 +15,15 @@ from ..config import ConfigError
 from ..eval.common import EVAL_DTYPES
 from ..eval.copy_task import markdown_length_table
 from ..eval.position import markdown_window_table
-from ..io import check_writable, share_files, run_cli
+from ..io import check_writable, disk_faults, share_files, run_cli, tensor_bytes
 from ..checkpoints import latest_checkpoint, resolve_checkpoint, run_config_of
 from ..models.mamba2 import SSM_SCALARS
 from ..models.build import load_model
 
 # %% auto #0
-__all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results',
+__all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'HUB_VALID', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results',
            'metrics_table', 'usage_snippet', 'training_facts', 'reproduce_command', 'evaluation_sections', 'model_card',
-           'holds_training_state', 'check_release_folder', 'export_run', 'push_release', 'main']
+           'holds_training_state', 'check_release_folder', 'export_run', 'check_hub_access', 'push_release', 'main']
 
 # %% ../../nbs/experiments/02_export.ipynb #09863126
 SOURCE_VALID = "a run folder (lengen_train's output_dir after training) or one of its checkpoint-N folders"
@@ -199,26 +199,47 @@ def export_run(src, # a run folder or one of its checkpoint-N folders
     if dtype not in RELEASE_DTYPES: raise ConfigError("--dtype", dtype, " | ".join(RELEASE_DTYPES))
     src, out = export_source(src), Path(out)
     check_release_folder(src, out, overwrite)
+    if push_to_hub: check_hub_access(push_to_hub)   # offline, or no login: said before anything is written
     model = cast_for_release(load_model(str(src), dtype=torch.float32), EVAL_DTYPES[dtype])
     stage = out.parent/f".{out.name}.partial"
     shutil.rmtree(stage, ignore_errors=True)
-    model.save_pretrained(stage); share_files(stage)
-    AutoTokenizer.from_pretrained(src).save_pretrained(stage)
-    if not (stage/"generation_config.json").exists(): model.generation_config.save_pretrained(stage)
-    if (src/"lengen_config.yaml").exists(): shutil.copy(src/"lengen_config.yaml", stage/"lengen_config.yaml")
-    (stage/"README.md").write_text(model_card(src, model.config, push_to_hub or out.name, dtype))
-    if out.exists(): shutil.rmtree(out)
-    os.replace(stage, out)
+    try:
+        with disk_faults(out.parent, f"the release {out.name}", tensor_bytes(model.parameters()),
+                         kept=f"{out} is as it was; the partial copy is removed."):
+            model.save_pretrained(stage); share_files(stage)
+            AutoTokenizer.from_pretrained(src).save_pretrained(stage)
+            if not (stage/"generation_config.json").exists(): model.generation_config.save_pretrained(stage)
+            if (src/"lengen_config.yaml").exists(): shutil.copy(src/"lengen_config.yaml", stage/"lengen_config.yaml")
+            (stage/"README.md").write_text(model_card(src, model.config, push_to_hub or out.name, dtype))
+            if out.exists(): shutil.rmtree(out)
+            os.replace(stage, out)
+    except ConfigError: shutil.rmtree(stage, ignore_errors=True); raise
     if push_to_hub: push_release(out, push_to_hub, private)
     return out
 
 # %% ../../nbs/experiments/02_export.ipynb #600c549d
+HUB_VALID = ("a Hub repo id (owner/name) this machine can write to: online (HF_HUB_OFFLINE unset) and logged in "
+             "(`hf auth login`, or HF_TOKEN)")
+
+def check_hub_access(repo_id:str):
+    "Refuse a push this machine cannot make (offline, no login), before the release is written."
+    from huggingface_hub import HfApi  # only --push-to-hub needs the Hub client
+    try: HfApi().whoami()
+    except Exception as e:   # offline mode, no token, no connection: the client's errors have no common class
+        raise ConfigError("--push-to-hub", repo_id, HUB_VALID, hint=f"The Hub does not answer this machine's login "
+                          f"({type(e).__name__}: {' '.join(str(e).split())[:200]}). Nothing was written.") from None
+
 def push_release(folder, repo_id:str, private:bool=False):
-    "Upload a release folder to the Hub with `huggingface_hub` (creating the repo if needed)."
+    "Upload a release folder to the Hub with `huggingface_hub` (creating the repo if needed); a failed upload is one paragraph saying where the release is."
     from huggingface_hub import HfApi  # only --push-to-hub needs the Hub client
     api = HfApi()
-    api.create_repo(repo_id, private=private, exist_ok=True)
-    return api.upload_folder(folder_path=str(folder), repo_id=repo_id, commit_message="Release exported with lengen_export")
+    try:
+        api.create_repo(repo_id, private=private, exist_ok=True)
+        return api.upload_folder(folder_path=str(folder), repo_id=repo_id, commit_message="Release exported with lengen_export")
+    except Exception as e:   # the connection lost, no rights on the repo, ...
+        raise ConfigError("--push-to-hub", repo_id, HUB_VALID, hint=f"The release is written, complete, in {folder}, but was "
+                          f"not uploaded ({type(e).__name__}: {' '.join(str(e).split())[:200]}). Upload it later: "
+                          f"hf upload {repo_id} {folder}") from None
 
 # %% ../../nbs/experiments/02_export.ipynb #44f56c39
 def main(argv:list[str]|None=None) -> int:

@@ -4,20 +4,23 @@
 
 # %% ../../nbs/train/00_trainer.ipynb #ef5d5dfd
 from __future__ import annotations
-import importlib.util, json, netrc, os, shutil, sys, time
+import collections, contextlib, importlib, importlib.util, json, logging, netrc, os, shlex, shutil, sys, time, traceback
 from urllib.parse import urlparse
 from pathlib import Path
 
-import datasets, torch
-from omegaconf import OmegaConf
-from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
+import datasets, torch, transformers
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+from transformers import AutoConfig, Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from ..config import ConfigError, compose_config, in_ipython, list_experiments, validate_config
+from ..config import (CFG_KINDS, MULTIRUN_OVERRIDE, ConfigError, compose_config, in_ipython, job_dirname, list_experiments,
+                           resolve_aliases, run_multirun, show_config, sweep_jobs, validate_config)
 from ..data import build_tokenizer, build_train_dataset, copy_row_length, packed_rows_collator, packed_text, padding_collator, rank_and_world
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
-from ..io import check_writable, provenance, share_files, write_json
-from ..checkpoints import _checkpoints, resolve_resume, rotate_checkpoints
+from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, write_json
+from ..checkpoints import (_checkpoints, checkpoint_problem, checkpoint_step, latest_checkpoint, resolve_checkpoint,
+                                resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
 from ..models.mamba2 import mamba2_kernel_path, no_decay_names
 from ..eval.copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
 from ..config import EVAL_METRICS
@@ -31,11 +34,13 @@ from ..models.build import build_model, model_skeleton
 from ..eval.position import check_eval_extra, eval_extra_from_config
 
 # %% auto #0
-__all__ = ['RUN_OUTPUTS', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in', 'check_wandb', 'training_arguments',
-           'previous_run', 'check_output_dir', 'LengenTrainer', 'curve_lengths', 'generation_metrics', 'eval_curve',
-           'GenerationEvalCallback', 'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile',
-           'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path', 'final_copy_eval', 'run_training',
-           'parse_argv', 'sites_report', 'main', 'sites_main']
+__all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in', 'check_wandb',
+           'training_arguments', 'previous_run', 'check_output_dir', 'saving', 'LengenTrainer', 'curve_lengths',
+           'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'cache_triton_autotuning',
+           'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path',
+           'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume', 'run_training', 'parse_argv',
+           'sites_report', 'interrupted_message', 'run_command', 'bars_for_logs', 'main', 'sites_main', 'run_finished',
+           'job_config', 'train_job', 'multirun_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #b77fdb01
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -85,10 +90,10 @@ def training_arguments(cfg) -> TrainingArguments:
         run_name=cfg.wandb.run_name or Path(cfg.output_dir).name, dataloader_num_workers=data_workers(cfg),
         remove_unused_columns=False, ddp_find_unused_parameters=False, use_cpu=not torch.cuda.is_available(),
         logging_nan_inf_filter=False,   # the filter reads every micro-batch's loss on the host: a GPU sync each time
-        accelerator_config={"non_blocking": True,   # batches go to the GPU from pinned memory without waiting for it
+        accelerator_config={"non_blocking": torch.cuda.is_available(),   # batches go to the GPU from pinned memory without waiting for it
                             **({"dispatch_batches": False} if _streamed(cfg) else {})},   # a stream: each rank reads its own shard
         **fsdp_arguments(cfg),   # FSDP when cfg.fsdp.enabled (lengen.train.distributed)
-        disable_tqdm=False)
+        disable_tqdm=not sys.stderr.isatty())   # in a log file: the Trainer's line per logging interval, not a bar
 
 # %% ../../nbs/train/00_trainer.ipynb #5b3e29f1
 RUN_OUTPUTS = ("lengen_command.json", "lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
@@ -100,7 +105,8 @@ def previous_run(output_dir) -> list[str]:
     return [d.name for d in _checkpoints(p)] + [f for f in RUN_OUTPUTS if (p/f).exists()]
 
 # %% ../../nbs/train/00_trainer.ipynb #86c258de
-def check_output_dir(cfg):
+def check_output_dir(cfg, clear:bool=True, # clear a run to overwrite and an interrupted save's leftovers (False: only check)
+                    ):
     "Refuse an `output_dir` holding another run (unless resuming it, or told to overwrite it: then clear it) or one that cannot be written."
     out = Path(cfg.output_dir)
     found = previous_run(out)
@@ -109,9 +115,24 @@ def check_output_dir(cfg):
             raise ConfigError("output_dir", str(out), "a new or empty folder, or resume_from_checkpoint=auto to continue the "
                               "run there, or overwrite_output_dir=true to delete it and start anew",
                               hint=f"It holds another run ({', '.join(found[:4])}{', ...' if len(found) > 4 else ''}).")
-        for name in found: (shutil.rmtree if (out/name).is_dir() else os.remove)(out/name)
+        if clear:
+            for name in found: (shutil.rmtree if (out/name).is_dir() else os.remove)(out/name)
     check_writable(out, "output_dir")
-    shutil.rmtree(out/".partial", ignore_errors=True)   # an interrupted save's leftovers
+    if clear: shutil.rmtree(out/".partial", ignore_errors=True)   # an interrupted save's leftovers
+
+# %% ../../nbs/train/00_trainer.ipynb #b843cd8a
+@contextlib.contextmanager
+def saving(final:Path, # the checkpoint being written, output_dir/checkpoint-<step>
+           staging:Path, # where it is written first
+           needed:int, # bytes it needs, about
+          ):
+    "A checkpoint save the disk refuses: the staging copy removed, and one paragraph naming the newest complete checkpoint, which is intact."
+    kept = latest_checkpoint(final.parent)
+    says = (f"The newest complete checkpoint, {kept} (step {checkpoint_step(kept)}), is intact: resume_from_checkpoint=auto "
+            "continues from it." if kept else "No earlier checkpoint is complete: the run would start over.")
+    try:
+        with disk_faults(final.parent, final.name, needed, kept=says): yield
+    except ConfigError: shutil.rmtree(staging, ignore_errors=True); raise
 
 # %% ../../nbs/train/00_trainer.ipynb #7335925e
 class LengenTrainer(Trainer):
@@ -150,16 +171,17 @@ class LengenTrainer(Trainer):
     def _save_checkpoint(self, model, trial):
         final = Path(self.args.output_dir)/f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
         staging, real = Path(self.args.output_dir)/".partial", self.args.output_dir
-        self.args.output_dir = str(staging)
-        try: super()._save_checkpoint(model, trial)
-        finally: self.args.output_dir = real
-        if self.args.world_size > 1: torch.distributed.barrier()   # every rank has written its files (rng_state_<rank>.pth)
-        if self.args.should_save:
-            if self.lengen_cfg is not None: OmegaConf.save(self.lengen_cfg, staging/final.name/"lengen_config.yaml")
-            if final.exists(): shutil.rmtree(final)
-            os.replace(staging/final.name, final)
-            shutil.rmtree(staging)   # with anything an interrupted save of another step left there
-            rotate_checkpoints(real, self.args.save_total_limit, keep=self.state.best_model_checkpoint)
+        with saving(final, staging, 3 * tensor_bytes(self.model.parameters())):   # the weights and AdamW's two moments
+            self.args.output_dir = str(staging)
+            try: super()._save_checkpoint(model, trial)
+            finally: self.args.output_dir = real
+            if self.args.world_size > 1: torch.distributed.barrier()   # every rank has written its files (rng_state_<rank>.pth)
+            if self.args.should_save:
+                if self.lengen_cfg is not None: OmegaConf.save(self.lengen_cfg, staging/final.name/"lengen_config.yaml")
+                if final.exists(): shutil.rmtree(final)
+                os.replace(staging/final.name, final)
+                shutil.rmtree(staging)   # with anything an interrupted save of another step left there
+                rotate_checkpoints(real, self.args.save_total_limit, keep=self.state.best_model_checkpoint)
         if self.args.world_size > 1: torch.distributed.barrier()
 
 # %% ../../nbs/train/00_trainer.ipynb #c69e7d66
@@ -310,6 +332,26 @@ def run_code_path(model, # the model as the run trains it
             "compile.torch_compile": bool(cfg.compile.torch_compile), "data.pack_examples": bool(cfg.data.pack_examples),
             "bf16": bool(cfg.bf16 and cuda), "mamba2_fused_kernels": fused}
 
+# %% ../../nbs/train/00_trainer.ipynb #20060175
+REFERENCE_PATH_WARNING = "is falling back to its reference PyTorch implementation"   # transformers' warning, once per Mamba2 kernel
+
+def run_notes(model, # the model as the run trains it
+              cfg, # the run's TrainingConfig
+             ) -> list[str]:
+    "What this machine changes of what the run asked for, a sentence each (printed once when the run starts)."
+    path, notes = run_code_path(model, cfg), []
+    if cfg.compile.cuda_graphs and not path["compile.cuda_graphs"]:
+        notes.append("compile.cuda_graphs=true, but this machine has no CUDA device: the blocks run eagerly, without CUDA "
+                     "graphs (compile.cuda_graphs=false says so, and silences this line)")
+    if path["mamba2_fused_kernels"] is False:
+        notes.append("Mamba2 runs on transformers' PyTorch reference scan (no CUDA device, or mamba_ssm and causal_conv1d not "
+                     "installed): the same results, slower; on a GPU, the gpu extra brings the fused kernels (README, Install)")
+    return notes
+
+def _left_to_run_notes(record) -> bool:
+    "A logging filter: transformers' reference-path warnings are left out (`run_notes` says it once)."
+    return REFERENCE_PATH_WARNING not in record.getMessage()
+
 # %% ../../nbs/train/00_trainer.ipynb #c078c8a7
 def final_copy_eval(model, tokenizer, cfg) -> dict:
     "Full copy-task length sweep of a trained model: JSON + HTML in output_dir, a printed table; returns a summary."
@@ -321,6 +363,24 @@ def final_copy_eval(model, tokenizer, cfg) -> dict:
     print(f"wrote {paths['json']} and {paths['html']}")
     ind = [r for r in rows if ct.min_len <= r["length"] <= ct.max_len]
     return {"in_distribution_exact_match": min((r["exact_match_accuracy"] for r in ind), default=float("nan")), **paths}
+
+# %% ../../nbs/train/00_trainer.ipynb #0596be40
+def check_model_source(cfg, tokenizer):
+    "Refuse a `model_name_or_path` whose files are damaged, or whose embeddings the run's tokenizer does not fit."
+    if not cfg.model_name_or_path: return
+    ckpt = resolve_checkpoint(cfg.model_name_or_path, cfg.revision, field="model_name_or_path")
+    if why := vocab_problem(tokenizer, AutoConfig.from_pretrained(ckpt, revision=cfg.revision)):
+        raise ConfigError("pretrained_tokenizer", cfg.pretrained_tokenizer or ckpt, "a tokenizer that fits model_name_or_path's "
+                          "embeddings", hint=f"{why}.")
+
+def check_resume(ckpt:str, # the checkpoint a run resumes from
+                 model, # the model the run built (before `prepare_model`)
+                 cfg):
+    "Refuse a checkpoint to resume from that is not complete, or whose weights do not fit the run's model."
+    if why := checkpoint_problem(Path(ckpt)) or shape_problem(Path(ckpt), model):
+        newest = latest_checkpoint(cfg.output_dir)
+        raise ConfigError("resume_from_checkpoint", str(ckpt), "a complete checkpoint of a run with this run's model settings, or auto",
+                          hint=f"{ckpt}: {why}." + (f" The newest complete checkpoint in output_dir is {newest}." if newest else ""))
 
 # %% ../../nbs/train/00_trainer.ipynb #aa371e7b
 def run_training(cfg, # a composed, validated TrainingConfig
@@ -334,47 +394,62 @@ def run_training(cfg, # a composed, validated TrainingConfig
     if cfg.kernels.liger:   # refused before a model is downloaded, not after
         require_kernels()
     tok = tokenizer or build_tokenizer(cfg)
+    check_model_source(cfg, tok)
     args = training_arguments(cfg)
     refuse_data_parallel(args)
-    with args.main_process_first(desc="output folder"): check_output_dir(cfg)
+    with args.main_process_first(desc="output folder"): check_output_dir(cfg, clear=False)   # refused: the folder untouched
+    with folder_lock(cfg.output_dir, "output_dir") if args.process_index == 0 else contextlib.nullcontext():   # until the run ends
+        with args.main_process_first(desc="output folder"): check_output_dir(cfg)   # again: no other run can start here now
+        return _train_locked(cfg, tok, args, callbacks, command)
+
+def _train_locked(cfg, tok, args, callbacks, command) -> dict:
+    "`run_training` once the output folder is checked and locked: build, train, save, evaluate."
+    logging.getLogger("transformers.integrations.hub_kernels").addFilter(_left_to_run_notes)
+    main = args.process_index == 0
     with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache; bad data is refused before a model is built
     if cfg.initial_state.mode == "passing" and _streamed(cfg): ds = LanePackedText(ds, cfg.per_device_train_batch_size)
     model = build_model(cfg, tok)
+    resume = resolve_resume(cfg, log=print if main else lambda m: None)
+    if resume: check_resume(resume, model, cfg)
     prepare_model(model, cfg)
     trainer = LengenTrainer(model=model, args=args, train_dataset=ds, data_collator=_collator(cfg, tok),
                             processing_class=tok, lengen_cfg=cfg)
     if cfg.eval_steps: trainer.add_callback(GenerationEvalCallback(trainer, tok, cfg, cfg.eval_steps))
-    resume = resolve_resume(cfg, log=print if trainer.is_world_process_zero() else lambda m: None)
-    if resume and trainer.is_world_process_zero():
-        step = json.loads((Path(resume)/"trainer_state.json").read_text())["global_step"]
-        print(f"lengen_train: resuming from {resume} (step {step} of {cfg.max_steps})", flush=True)
+    if main:
+        for note in run_notes(model, cfg): print(f"lengen_train: {note}", flush=True)
+        if resume: print(f"lengen_train: resuming from {resume} (step {checkpoint_step(resume)} of {cfg.max_steps})", flush=True)
     for cb in [FirstStepTimer(), *callbacks]: trainer.add_callback(cb)
-    if command and trainer.is_world_process_zero() and not (Path(cfg.output_dir)/"lengen_command.json").exists():
+    if command and main and not (Path(cfg.output_dir)/"lengen_command.json").exists():
         write_json(command, Path(cfg.output_dir)/"lengen_command.json")   # only now: a refused command writes nothing
     t0 = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
     metrics = {"train_loss": result.training_loss, "train_seconds": time.time() - t0}
     model.config.use_cache = True    # the saved model is for inference
-    trainer.save_model(cfg.output_dir)
-    if trainer.is_world_process_zero():
+    with disk_faults(cfg.output_dir, "the run's final model and records", tensor_bytes(model.parameters()),
+                     kept="Its checkpoints are intact: resume_from_checkpoint=auto finishes the run from the newest."):
+        trainer.save_model(cfg.output_dir)
+        if not main: return metrics
         OmegaConf.save(cfg, Path(cfg.output_dir)/"lengen_config.yaml")
-        write_json({**train_summary(cfg, trainer.state.global_step, args.world_size, metrics),
-                    "provenance": provenance(run_code_path(model, cfg))}, Path(cfg.output_dir)/"train_summary.json")
+        summary = {**train_summary(cfg, trainer.state.global_step, args.world_size, metrics), "provenance": provenance(run_code_path(model, cfg))}
         if cfg.data.synthetic == "copy" and cfg.eval_steps:
             write_json(eval_curve(trainer.state.log_history, cfg), Path(cfg.output_dir)/"eval_curve.json")
         if cfg.data.synthetic == "copy": metrics.update(final_copy_eval(trainer.model, tok, cfg))
-        if cfg.eval_extra.dataset_file:
-            metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
+        if cfg.eval_extra.dataset_file: metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
+        write_json(summary, Path(cfg.output_dir)/"train_summary.json")   # last: a run whose train_summary.json exists has finished
     return metrics
 
 # %% ../../nbs/train/00_trainer.ipynb #ca1cb117
 def parse_argv(argv:list[str]) -> tuple[str|None, list[str], str|None]:
-    "Split a command line into (experiment, other overrides, action) where action is None, 'cfg', 'help' or 'list'."
+    "Split a command line into (experiment, other overrides, action): action is None, 'help', 'list' or what `--cfg` prints (`CFG_KINDS`); `-m` becomes Hydra's `hydra.mode=MULTIRUN`."
     experiment, overrides, action, it = None, [], None, iter(argv)
     for a in it:
         if a in ("-h", "--help"): action = "help"
         elif a == "--list": action = "list"
-        elif a in ("--cfg", "-c"): action = "cfg"; next(it, None)
+        elif a in ("--cfg", "-c"):
+            action = next(it, None)
+            if action not in CFG_KINDS: raise ConfigError("--cfg", action, " | ".join(CFG_KINDS), hint="job: the run's config; hydra: "
+                                                          "Hydra's settings, the launcher's among them; all: both.")
+        elif a in ("-m", "--multirun"): overrides.append(MULTIRUN_OVERRIDE)
         elif a.startswith("+experiment="): experiment = a.split("=", 1)[1]
         else: overrides.append(a)
     return experiment, overrides, action
@@ -387,36 +462,79 @@ def sites_report(cfg) -> str:
     return format_sites(resolve_sites(model, cfg))
 
 # %% ../../nbs/train/00_trainer.ipynb #b6558cc7
-USAGE = """usage: lengen_train +experiment=NAME [key=value ...] [--cfg job]
+USAGE = """usage: lengen_train +experiment=NAME [key=value ...] [--cfg job|hydra|all]
+       lengen_train -m +experiment=NAME[,NAME...] [key=v1,v2 ...] [hydra/launcher=joblib|submitit_local|submitit_slurm]
 
   +experiment=NAME   one of the shipped runs (lengen_train --list shows them)
-  key=value          any field, dotted: max_steps=100 optim.lr=1e-5 dropout.apply_to='q,k,v'
-                     (quote comma-separated values, or Hydra reads them as a sweep)
-  --cfg job          print the resolved config and exit
+  key=value          any field, dotted: max_steps=100 optim.lr=1e-5 "dropout.apply_to='q,k,v'"
+                     (quote comma-separated values for Hydra, or it reads them as a sweep; quote a path
+                     with spaces or letters beyond ASCII the same way: 'output_dir="/data/my runs"')
+  -m, --multirun     one run per combination of the comma lists, each in output_dir/<its overrides>,
+                     through Hydra's launcher (default: one after another); a run that stopped resumes,
+                     one that finished is skipped; hydra.launcher.KEY=VALUE sets the launcher
+  --cfg job          print the resolved config and exit (hydra: Hydra's settings, the launcher's; all: both)
   dry_run=true       validate, print the config and exit before building the model
   --list             list the shipped experiments
 Multi-GPU: torchrun --nproc-per-node=N -m lengen.train.trainer +experiment=NAME"""
 
+# %% ../../nbs/train/00_trainer.ipynb #745d1af7
+def interrupted_message(cfg, # the run's config
+                        again:str, # the command that continues it
+                       ) -> str:
+    "What `lengen_train` says when Ctrl-C stops a run: its newest complete checkpoint, and how to continue."
+    newest = latest_checkpoint(cfg.output_dir)
+    where = (f"its newest complete checkpoint is {newest} (step {checkpoint_step(newest)} of {cfg.max_steps})" if newest
+             else "it has no complete checkpoint yet, so it would start over")
+    return f"interrupted (Ctrl-C): the run in {cfg.output_dir} stopped; {where}. To continue it: {again}"
+
+# %% ../../nbs/train/00_trainer.ipynb #08331306
+def run_command(cfg, # a composed config (not yet validated)
+                command:dict, # the command line, for lengen_command.json
+                again:str|None=None, # the command that continues the run, said on Ctrl-C (None: say nothing)
+               ) -> dict|None:
+    "Evaluate, validate and print, or train the run `cfg` describes; the metrics of a training run, else None."
+    check_eval_extra(cfg)
+    if cfg.eval_extra.eval_only: eval_extra_from_config(cfg); return None   # evaluates a checkpoint: nothing to train
+    validate_config(cfg)
+    if cfg.dry_run:
+        print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
+        return None
+    try: return run_training(cfg, command=command)
+    except KeyboardInterrupt:
+        if again: print(f"lengen_train: {interrupted_message(cfg, again)}", file=sys.stderr, flush=True)
+        raise
+
+# %% ../../nbs/train/00_trainer.ipynb #140ee0de
+def bars_for_logs():
+    "Where stderr is no terminal, switch off transformers' and datasets' progress bars (a log file keeps their every redraw)."
+    if sys.stderr.isatty(): return
+    transformers.utils.logging.disable_progress_bar(); datasets.disable_progress_bars()
+
 # %% ../../nbs/train/00_trainer.ipynb #328aa301
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `lengen_train`."
-    experiment, overrides, action = parse_argv(sys.argv[1:] if argv is None else argv)
-    if action == "help": print(USAGE); return 0
-    if action == "list": print("\n".join(list_experiments())); return 0
-    try:
-        cfg = compose_config(experiment, overrides, validate=False)
-        if action == "cfg": print(OmegaConf.to_yaml(cfg)); return 0
-        check_eval_extra(cfg)
-        if cfg.eval_extra.eval_only: eval_extra_from_config(cfg); return 0   # evaluates a checkpoint: nothing to train
-        validate_config(cfg)
-        if cfg.dry_run:
-            print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
-            return 0
-        metrics = run_training(cfg, command={"experiment": experiment, "overrides": overrides})
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try: return _command(argv)
     except ConfigError as e:
         print(f"lengen_train: {e}", file=sys.stderr)
         return 2
-    if rank_and_world()[0] == 0: print(json.dumps(metrics, indent=2, default=str))
+    except KeyboardInterrupt: return 130   # the run has said where it stopped; 128 + SIGINT, what a shell reports for Ctrl-C
+
+def _command(argv:list[str]) -> int:
+    "`main` without its error handling."
+    experiment, overrides, action = parse_argv(argv)
+    if action == "help": print(USAGE); return 0
+    if action == "list": print("\n".join(list_experiments())); return 0
+    every = [*([f"+experiment={experiment}"] if experiment else []), *overrides]
+    multirun = MULTIRUN_OVERRIDE in overrides
+    if action:   # --cfg KIND: a multirun's first job
+        print(show_config([*sweep_jobs(every)[0], *(o for o in every if o.startswith("hydra"))] if multirun else every, action))
+        return 0
+    if multirun: return multirun_main(every)
+    bars_for_logs()
+    again = shlex.join(["lengen_train", *(a for a in argv if not a.startswith("resume_from_checkpoint=")), "resume_from_checkpoint=auto"])
+    metrics = run_command(compose_config(None, every, validate=False), {"experiment": experiment, "overrides": overrides}, again)
+    if metrics is not None and rank_and_world()[0] == 0: print(json.dumps(metrics, indent=2, default=str))
     return 0
 
 # %% ../../nbs/train/00_trainer.ipynb #73ec9d8c
@@ -437,6 +555,70 @@ def sites_main(argv:list[str]|None=None) -> int:
         print(f"lengen_sites: {e}", file=sys.stderr)
         return 2
     return 0
+
+# %% ../../nbs/train/00_trainer.ipynb #1a875cc6
+def run_finished(output_dir) -> bool:
+    "Whether `output_dir` holds a finished run: its `train_summary.json`, which a run writes last."
+    return (Path(output_dir)/"train_summary.json").is_file()
+
+# %% ../../nbs/train/00_trainer.ipynb #d010f4f5
+def job_config(cfg, # a multirun job's composed config
+               job:list[str], # its overrides (`lengen.config.sweep_jobs`)
+              ) -> DictConfig:
+    "The job's config: its own folder inside `output_dir`, and `resume_from_checkpoint=auto` unless it says otherwise (so a job started again continues)."
+    if cfg.overwrite_output_dir:
+        raise ConfigError("overwrite_output_dir", True, "false in a multirun", hint="A multirun's jobs continue what their folders "
+                          "hold, so that a requeued job resumes; delete a job's folder to start it anew.")
+    if name := job_dirname(job): cfg.output_dir = str(Path(cfg.output_dir)/name)
+    if cfg.resume_from_checkpoint is None: cfg.resume_from_checkpoint = "auto"
+    return cfg
+
+# %% ../../nbs/train/00_trainer.ipynb #b4b2488c
+def train_job(cfg:DictConfig, # the job's config, as Hydra composed it
+             ) -> dict:
+    "Hydra's task function for `lengen_train -m`: the job's run in its own folder, skipped when it finished earlier; its outcome."
+    job = list(HydraConfig.get().overrides.task)
+    experiment = next((o.split("=", 1)[1] for o in job if o.startswith("+experiment=")), None)
+    bars_for_logs()
+    outcome = {"output_dir": cfg.output_dir, "overrides": job}
+    try:
+        cfg = job_config(resolve_aliases(cfg), job)
+        outcome["output_dir"] = cfg.output_dir
+        if run_finished(cfg.output_dir): return {**outcome, "status": "finished earlier"}
+        run_command(cfg, {"experiment": experiment, "overrides": [o for o in job if not o.startswith("+experiment=")]})
+    except ConfigError as e:
+        print(f"lengen_train: {e}", file=sys.stderr, flush=True)
+        return {**outcome, "status": "refused", "message": str(e)}
+    except Exception as e:
+        traceback.print_exc()   # into the job's log
+        return {**outcome, "status": "failed", "message": " ".join(f"{type(e).__name__}: {e}".split())[:300]}
+    return {**outcome, "status": "dry run" if cfg.dry_run else "done"}
+
+# %% ../../nbs/train/00_trainer.ipynb #26ddea97
+def multirun_main(overrides:list[str], # the command line's overrides, `+experiment=...` and `hydra.mode=MULTIRUN` among them
+                 ) -> int:
+    "`lengen_train -m`: every job checked first, then Hydra's multirun with the launcher picked; a line a run, a tally, the exit status."
+    folders = {}
+    for job in sweep_jobs(overrides):
+        cfg = job_config(compose_config(None, job, validate=False), job)
+        check_eval_extra(cfg)
+        if not cfg.eval_extra.eval_only: validate_config(cfg)
+        if cfg.output_dir in folders:
+            raise ConfigError("output_dir", cfg.output_dir, "a folder for each job", hint=f"The jobs `{folders[cfg.output_dir]}` and "
+                              f"`{' '.join(job)}` would both train there.")
+        folders[cfg.output_dir] = " ".join(job)
+    try: results = run_multirun(overrides, importlib.import_module("lengen.train.trainer").train_job)   # by module name, also under python -m: launchers pickle it
+    except KeyboardInterrupt:
+        print("lengen_train: interrupted (Ctrl-C). Run the same command again to continue: finished runs are skipped, the "
+              "others resume from their newest complete checkpoints (a launcher's jobs still running keep their folders locked).",
+              file=sys.stderr)
+        raise
+    for r in results:
+        print(f"lengen_train: {r['status']}: {r['output_dir']}" + (f": {r['message']}" if r.get("message") else ""),
+              file=sys.stderr if r["status"] in ("refused", "failed") else sys.stdout)
+    tally = collections.Counter(r["status"] for r in results)
+    print(f"lengen_train: {len(results)} runs: " + ", ".join(f"{n} {s}" for s, n in tally.items()))
+    return 1 if tally["failed"] else 2 if tally["refused"] else 0
 
 # %% ../../nbs/train/00_trainer.ipynb #26341901
 if __name__ == "__main__" and not in_ipython(): sys.exit(main())
