@@ -16,7 +16,7 @@ from transformers import AutoTokenizer
 
 from ..config import ConfigError
 from .common import EVAL_DTYPES, load_for_eval, measured, train_length
-from ..io import check_writable, output_dir_for, progress_bar, run_cli, write_figure, write_json
+from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint, run_config_of
 from ..models.family import family_of
 
@@ -321,10 +321,16 @@ def main(argv:list[str]|None=None) -> int:
 # %% ../../nbs/eval/02_position.ipynb #f2c3f7f9
 def compare_runs(files:list, # result JSONs of `lengen_eval_position`
                  labels:list[str]|None=None, # one per file; equal labels are seeds of one setting
-                 output:str="per_position_compare.html", title:str="Cross-entropy by position") -> dict:
+                 output:str="per_position_compare.html", title:str="Cross-entropy by position",
+                 overwrite:bool=False, # replace an existing `output` (never one of `files`)
+                ) -> dict:
     "Group result files by label, draw them into one figure at `output`; returns {label: [results]}."
     if labels and len(labels) != len(files):
         raise ConfigError("--labels", ",".join(labels), f"one label per result file ({len(files)} files given)")
+    if any(Path(f).resolve() == Path(output).resolve() for f in files):
+        raise ConfigError("--output", str(output), "a file other than the result files it draws", hint="It is one of them; "
+                          "writing the figure there would destroy that result.")
+    refuse_overwrite([output], "--output", overwrite)
     runs = {}
     for i, f in enumerate(files):
         try: r = json.loads(Path(f).read_text())
@@ -346,9 +352,10 @@ def compare_main(argv:list[str]|None=None) -> int:
     p.add_argument("--labels", default=None, help="comma-separated, one per file (default: the checkpoint's folder name)")
     p.add_argument("--output", default="per_position_compare.html", help="the figure's HTML file")
     p.add_argument("--title", default="Cross-entropy by position")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     a = p.parse_args(argv)
     def run():
-        runs = compare_runs(a.files, a.labels.split(",") if a.labels else None, a.output, a.title)
+        runs = compare_runs(a.files, a.labels.split(",") if a.labels else None, a.output, a.title, a.overwrite)
         print(f"wrote {a.output}: " + ", ".join(f"{k} ({len(v)} result{'s' * (len(v) > 1)})" for k, v in runs.items()))
     return run_cli("lengen_compare_position", run)
 
