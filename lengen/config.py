@@ -15,20 +15,21 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
-from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf import MISSING, DictConfig, OmegaConf, open_dict, read_write
+from omegaconf.errors import InterpolationToMissingValueError, OmegaConfBaseException
 
 # %% auto #0
 __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS',
            'WINDOW_KERNEL_CHOICES', 'COUNT_FIELDS', 'OPTIONAL_COUNT_FIELDS', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES',
-           'INITIAL_STATE_MODES', 'NOISE_KINDS', 'CONF_DIR', 'JOB_NAME', 'MULTIRUN_OVERRIDE', 'JOB_NAME_LEAVES_OUT',
-           'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig',
-           'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
+           'INITIAL_STATE_MODES', 'NOISE_KINDS', 'CONF_DIR', 'GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE',
+           'JOB_NAME_LEAVES_OUT', 'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig',
+           'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
            'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig',
-           'InitialStateConfig', 'TrainingConfig', 'config_reference', 'ConfigError', 'parse_layers',
-           'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp', 'check_initial_state',
-           'register_schema', 'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases', 'sweep_jobs',
-           'job_dirname', 'launcher_defaults', 'show_config', 'run_multirun']
+           'InitialStateConfig', 'TrainingConfig', 'StrengthConfig', 'ComposedConfig', 'config_reference',
+           'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp',
+           'check_initial_state', 'register_schema', 'group_options', 'list_experiments', 'compose_config',
+           'in_ipython', 'resolve_aliases', 'finish_config', 'sweep_jobs', 'job_dirname', 'launcher_defaults',
+           'show_config', 'run_multirun']
 
 # %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
@@ -259,6 +260,18 @@ class TrainingConfig:
     eval_extra: EvalExtraConfig = field(default_factory=EvalExtraConfig)  # per-position loss evaluation
     fsdp: FSDPConfig = field(default_factory=FSDPConfig)  # fully sharded data parallel training
     initial_state: InitialStateConfig = field(default_factory=InitialStateConfig)  # noisy or passed initial states (Mamba2)
+
+# %% ../nbs/core/00_config.ipynb #96ec2ad2
+@dataclass
+class StrengthConfig:
+    "A family's regularizer strengths, which the `regularizer` files read; set by the family (`conf/family`), left out of a run's config."
+    dropout: float = MISSING  # dropout.rate of regularizer=vpad, pre_linear and pre_norm
+    weight_decay: float = MISSING  # optim.weight_decay of regularizer=weight_decay
+
+@dataclass
+class ComposedConfig(TrainingConfig):
+    "What Hydra composes from `conf/`: a `TrainingConfig` and the strengths of the run's family."
+    strength: StrengthConfig = field(default_factory=StrengthConfig)  # the family's regularizer strengths (composition only)
 
 # %% ../nbs/core/00_config.ipynb #51830dd3
 def _field_docs(cls) -> dict:
@@ -528,18 +541,25 @@ CONF_DIR = Path(__file__).parent/"conf" if "__file__" in globals() else _checkou
 
 # %% ../nbs/core/00_config.ipynb #df2497f3
 def register_schema():
-    "Register `TrainingConfig` in Hydra's ConfigStore as `lengen_schema` (what `conf/train.yaml` extends)."
-    ConfigStore.instance().store(name="lengen_schema", node=TrainingConfig)
+    "Register `ComposedConfig` in Hydra's ConfigStore as `lengen_schema` (what `conf/train.yaml` extends)."
+    ConfigStore.instance().store(name="lengen_schema", node=ComposedConfig)
 
 # %% ../nbs/core/00_config.ipynb #745efdfb
+GROUPS = ("family", "regularizer", "experiment")   # conf/'s config groups: a run is family=NAME regularizer=NAME, or +experiment=NAME
+
+def group_options(group:str, # one of GROUPS
+                 ) -> list[str]:
+    "The names `group` accepts: its YAML files in conf/GROUP."
+    return sorted(p.stem for p in (CONF_DIR/group).glob("*.yaml"))
+
 def list_experiments() -> list[str]:
     "Names accepted by `+experiment=`."
-    return sorted(p.stem for p in (CONF_DIR/"experiment").glob("*.yaml"))
+    return group_options("experiment")
 
 # %% ../nbs/core/00_config.ipynb #f8ce9557
 def _schema_node(key:str):
     "The dataclass at dotted `key`'s parent, or None."
-    cls = TrainingConfig
+    cls = ComposedConfig
     for part in key.split(".")[:-1]:
         f = {f.name: f for f in dataclasses.fields(cls)}.get(part)
         if f is None: return None
@@ -559,8 +579,11 @@ def _unreadable(override:str, message:str) -> str:
 
 def _explain(err:Exception) -> str:
     "One paragraph for a Hydra / OmegaConf composition error."
-    if isinstance(err, MissingConfigException) and "experiment" in str(err):
-        return f"unknown experiment. Valid values for +experiment: {', '.join(list_experiments())}."
+    group, _, name = (getattr(err, "missing_cfg_file", None) or "").rpartition("/")
+    if isinstance(err, MissingConfigException) and group in GROUPS:
+        return f"unknown {group} `{name}`. Valid values for {'+' * (group == 'experiment')}{group}: {', '.join(group_options(group))}."
+    if (twice := re.match(r"Multiple values for (\w+)\.", str(err))) and twice[1] in GROUPS:
+        return f"`+{twice[1]}=` adds a group the root config already has: write {twice[1]}=NAME, without the `+`."
     if isinstance(err, MissingConfigException) and "hydra/launcher" in str(err):
         return (f"unknown launcher `{(err.missing_cfg_file or '').replace('hydra/launcher/', 'hydra/launcher=')}`. Valid values: "
                 f"{', '.join(err.options or ['basic'])}; the joblib and submitit launchers come with lengen's cluster extra "
@@ -582,7 +605,7 @@ def _explain(err:Exception) -> str:
 # %% ../nbs/core/00_config.ipynb #401b9a3b
 JOB_NAME = "lengen_train"   # Hydra's `hydra.job.name`: what a multirun's jobs (and their SLURM jobs) are called
 
-def compose_config(experiment:str|None=None, # name of a file in conf/experiment (None: schema defaults)
+def compose_config(experiment:str|None=None, # name of a file in conf/experiment (None: what the overrides pick, e.g. family=NAME regularizer=NAME)
                    overrides:list[str]=(), # Hydra dotted overrides, e.g. ['max_steps=10', "dropout.apply_to='q,k'"]
                    validate:bool=True, # run `validate_config`
                    hydra:bool=False, # keep Hydra's own settings (the `hydra` node: launcher, sweep folders) in the result
@@ -593,10 +616,13 @@ def compose_config(experiment:str|None=None, # name of a file in conf/experiment
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None, job_name=JOB_NAME):
-            cfg = compose(config_name="train", overrides=ovr, return_hydra_config=hydra)
+            composed = compose(config_name="train", overrides=ovr, return_hydra_config=True)   # (its choices name the pair)
     except (HydraException, OmegaConfBaseException) as e: raise ConfigError.from_hydra(e) from None
     finally: GlobalHydra.instance().clear()
-    cfg = resolve_aliases(cfg)
+    with read_write(composed), open_dict(composed): hydra_node = composed.pop("hydra")
+    cfg = finish_config(composed, hydra_node.runtime.choices)
+    if hydra:
+        with open_dict(cfg): cfg.hydra = hydra_node
     return validate_config(cfg) if validate else cfg
 
 # %% ../nbs/core/00_config.ipynb #23ca9398
@@ -613,6 +639,24 @@ def resolve_aliases(cfg:DictConfig) -> DictConfig:
         cfg.residual_dropout.rate, cfg.residual_dropout.layers = d.rate, d.layers
         d.rate, d.mode = 0.0, "vpad"
     return cfg
+
+# %% ../nbs/core/00_config.ipynb #55722ce4
+def finish_config(composed:DictConfig, # what Hydra composed: a `ComposedConfig`, without its `hydra` node
+                  choices, # Hydra's `runtime.choices` (group -> option): the family and regularizer picked
+                 ) -> DictConfig:
+    "The run's `TrainingConfig`: the family's strengths resolved into the fields that read them, a pair's run named after it (unless its `output_dir` is given), aliases resolved."
+    try: values = OmegaConf.to_container(composed, resolve=True)
+    except InterpolationToMissingValueError as e:
+        raise ConfigError("family", choices.get("family"), ", ".join(group_options("family")),
+                          hint=f"regularizer={choices.get('regularizer')} takes `{e.full_key}` from the family's strength; "
+                          f"without a family, give it: {e.full_key}=VALUE.") from None
+    values.pop("strength")
+    cfg = OmegaConf.merge(OmegaConf.structured(TrainingConfig), values)
+    OmegaConf.set_struct(cfg, True)   # as Hydra hands it: an unknown key is an error
+    if choices.get("family") and choices.get("regularizer") and cfg.output_dir == TrainingConfig.output_dir:
+        pair = f"{choices['family']}_{choices['regularizer']}"
+        cfg.output_dir, cfg.wandb.run_name = f"outputs/{pair}", cfg.wandb.run_name or pair
+    return resolve_aliases(cfg)
 
 # %% ../nbs/core/00_config.ipynb #007c9f03
 MULTIRUN_OVERRIDE = "hydra.mode=MULTIRUN"   # what `-m` / `--multirun` stand for: Hydra's own switch

@@ -14,14 +14,15 @@ with warnings.catch_warnings():   # without ipywidgets tqdm.auto warns and falls
     warnings.filterwarnings("ignore", message="IProgress not found")
     from tqdm.auto import tqdm
 
-from .config import ConfigError
+from .config import CONF_DIR, ConfigError
 
 # %% auto #0
 __all__ = ['WRITE_FAULTS', 'NO_SPACE_WORDS', 'CUT_SHORT_WORDS', 'PLOTLY_JS', 'LOG_INTERVAL', 'LOCK_FILE', 'SOURCE_COMMIT_VAR',
            'PROVENANCE_PACKAGES', 'file_mode', 'write_fault', 'size_text', 'tensor_bytes', 'free_space', 'disk_faults',
-           'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'run_cli', 'progress_bar',
-           'check_writable', 'folder_lock', 'refuse_overwrite', 'output_dir_for', 'call_cli', 'folder_state',
-           'repo_root', 'repo_relative', 'source_commit', 'package_versions', 'device_name', 'provenance']
+           'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'run_cli', 'parse_lengths',
+           'progress_bar', 'check_writable', 'folder_lock', 'refuse_overwrite', 'output_dir_for', 'call_cli',
+           'folder_state', 'repo_root', 'repo_relative', 'source_commit', 'package_versions', 'device_name',
+           'provenance']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -145,6 +146,15 @@ def run_cli(prog:str, # the command's name, prefixed to the message
         return 2
     return 0
 
+# %% ../nbs/core/01_io.ipynb #7cac51d7
+def parse_lengths(spec:str, # comma-separated lengths, e.g. "10,25,50"
+                 ) -> list[int]:
+    "Positive lengths from a `--lengths` option."
+    try: out = [int(s) for s in spec.split(",") if s.strip()]
+    except ValueError: out = []
+    if not out or min(out) < 1: raise ConfigError("--lengths", spec, "comma-separated positive integers, e.g. 10,25,50,100")
+    return out
+
 # %% ../nbs/core/01_io.ipynb #75c6e824
 LOG_INTERVAL = 60   # seconds between the lines of a progress bar in a log file
 
@@ -234,8 +244,8 @@ def folder_state(folder) -> dict:
 
 # %% ../nbs/core/01_io.ipynb #ea5ef4d6
 def repo_root() -> Path:
-    "The folder holding the `lengen` package lengen runs from (the repository, in a checkout)."
-    return Path(__import__("lengen").__file__).resolve().parent.parent
+    "The folder holding the `lengen` package lengen runs from (the repository, in a checkout): its `conf/` folder's grandparent."
+    return CONF_DIR.parents[1]
 
 # %% ../nbs/core/01_io.ipynb #2ebe55ba
 def repo_relative(path) -> str:

@@ -193,15 +193,15 @@ def test_fig2_failure_search(tmp_path):
 
 
 def test_fig3_regularizer_cost(tmp_path):
-    write_json(run_bench("tiny-mamba2", ["baseline", "vpad_norm"], seq_len=32, batch=1, steps=1, warmup=0), tmp_path / "b" / "tiny.json")
+    write_json(run_bench("tiny-mamba2", ["baseline", "vpad"], seq_len=32, batch=1, steps=1, warmup=0), tmp_path / "b" / "tiny.json")
     (tmp_path / "b" / "other.json").write_text("[1, 2]")
     nb = run_nb("fig3_regularizer_cost", tmp_path, bench_root=str(tmp_path / "b"))
     figs = outputs(nb, PLOTLY)
     assert len(figs) == 1 and len(figs[0]["data"]) == 1
     bars = figs[0]["data"][0]
-    assert bars["type"] == "bar" and bars["x"] == ["baseline", "vpad_norm"] and bars["y"][0] == 1.0
+    assert bars["type"] == "bar" and bars["x"] == ["baseline", "vpad"] and bars["y"][0] == 1.0
     assert "not lengen_bench reports, left out: other.json" in "".join(outputs(nb, "stream"))
-    assert "vpad_norm" in tables(nb)[0]
+    assert "vpad" in tables(nb)[0]
     assert (tmp_path / "b" / "fig3_regularizer_cost.html").is_file()
 
 

@@ -49,13 +49,13 @@ bench() {  # name, time limit, lengen_bench arguments (the shape first)
     || { echo "bench $name failed or timed out:"; tail -5 "$OUT/bench_$name.stdout"; }
   [ -f "$OUT/bench_$name.json" ] && python3 -c "import json; r=json.load(open('$OUT/bench_$name.json')); print({k: dict(tok_s=round(v['tokens_per_s']), mfu=round(100*v['mfu'], 1), gib=round(v['peak_mem_gib'], 1)) for k, v in r['results'].items()})"
 }
-CPT=swa_window_docs+vpad_norm
-K8="swa.enabled=true+swa.window=2048+attn_implementation=window_sdpa+data.use_doc_masking=true+vpad_norm+scaling"
+CPT=swa_window_docs+vpad
+K8="swa.enabled=true+swa.window=2048+attn_implementation=window_sdpa+data.use_doc_masking=true+vpad+scaled"
 has b4 && bench b4 150 smollm3-3b --batch 4 --variants "liger+$CPT,liger_no_flce+$CPT"
 has 8k && bench 8k_b1 150 smollm3-3b --seq-len 8192 --batch 1 --variants "$K8,liger+$K8"
 has 8k && bench 8k_b2 100 smollm3-3b --seq-len 8192 --batch 2 --variants "liger+$K8"
 has b2 && bench b2 240 smollm3-3b --batch 2 --variants "baseline,liger,liger_no_flce,$CPT,liger+$CPT"   # after b4 and 8k: the shipped settings first
-M2="vpad_norm+dropout.rate=0.2"   # mamba2_1_3b_cpt_vpad's regularizer
+M2="vpad+dropout.rate=0.2"   # mamba2_1_3b_cpt_vpad's regularizer
 has m2 && bench m2_b4 300 mamba2-1.3b --batch 4 --variants "baseline,liger,liger_no_flce,liger_flce,$M2,liger+$M2"
 has m2 && bench m2_b8 180 mamba2-1.3b --batch 8 --variants "baseline,liger,liger+$M2"
 C=compile.torch_compile=true   # each decoder block compiled (a model of its own: variants after it stay eager)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Long-context evaluation on one H200 (issue: RULER to 128K, HELMET ICL at 256K/512K, per-position loss to 512K):
-# python -m lengen.eval.long_context on random-weight checkpoints of the shipped shapes, saved as lengen saves them
+# python -m lengen.experiments.long_context on random-weight checkpoints of the shipped shapes, saved as lengen saves them
 # (tools/random_checkpoint.py): SmolLM3-3B with 2K sliding windows and attention scaling (smollm3_3b_swa_8K_vpad_scaled)
 # and Mamba2-1.3B. Run from the repository root, carrying the base bundle and the evaluation one (tools/gpu_bundle.sh):
 #     run(carry=[".gpu", ".gpu_eval"], command="STAGES='ckpt ruler' bash tools/long_context_gpu.sh")
@@ -20,7 +20,7 @@
 # MODELS (default "smollm3 mamba2") picks the models; LENGTHS, TASKS, CONFIGS override a stage's list; GEN sets RULER's
 # answer tokens a prompt (--max-gen-toks; default the task's 128, all of which a random-weight model generates).
 # Out ($OUT): long_context_h200.json (the entries the call measured) and one log per stage and model. Merge them here:
-#   python -c "import json, sys; from lengen.eval.long_context import merge_entries as m; \
+#   python -c "import json, sys; from lengen.experiments.long_context import merge_entries as m; \
 #              m('results/gpu/long_context_h200.json', json.load(open(sys.argv[1]))['entries'])" <files_at>/long_context_h200.json
 set -uo pipefail
 OUT=${OUT:-$PWD/lc_out}; mkdir -p "$OUT"
@@ -35,9 +35,9 @@ haystack() {   # the Python documentation's text (the image's pydoc topics), twi
   [ -f $W/haystack2.txt ] || python3 -c "import pydoc_data.topics as t; open('$W/haystack2.txt', 'w').write('\n\n'.join(2 * list(t.topics.values())))"
   echo $W/haystack2.txt
 }
-measure() {   # KIND MODEL [options]: one python -m lengen.eval.long_context call, its log kept
+measure() {   # KIND MODEL [options]: one python -m lengen.experiments.long_context call, its log kept
   local kind=$1 model=$2; shift 2
-  timeout ${STAGE_LIMIT:-560} python3 -m lengen.eval.long_context $kind ${CKPT[$model]} --label $(basename ${CKPT[$model]}) \
+  timeout ${STAGE_LIMIT:-560} python3 -m lengen.experiments.long_context $kind ${CKPT[$model]} --label $(basename ${CKPT[$model]}) \
     --out $OUT/long_context_h200.json "$@" > $OUT/${kind}_$model.log 2>&1
   echo "$kind $model: rc=$?"; grep -A20 "^ *command" $OUT/${kind}_$model.log | head -20
 }

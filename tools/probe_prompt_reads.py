@@ -12,7 +12,7 @@ from pathlib import Path
 from unittest import mock
 import torch
 from lengen.eval.common import load_for_eval, measured
-from lengen.eval.long_context import measure_ruler, release_memory
+from lengen.experiments.long_context import measure_ruler, release_memory
 from lengen.eval.position import final_hidden
 from lengen.ops import generate as fast_generation
 

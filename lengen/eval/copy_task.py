@@ -15,17 +15,17 @@ from transformers import AutoConfig
 from ..config import ConfigError, EVAL_METRICS
 from ..data import copy_example, copy_example_length, copy_string
 from ..ops.decode import decodable, greedy_decode
-from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
+from ..io import check_writable, output_dir_for, parse_lengths, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint, run_config_of
 from .common import copy_train_range
 from .common import eval_device, load_for_eval
-from .position import position_limit
+from ..models.family import family_of, position_limit
 
 # %% auto #0
 __all__ = ['answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples', 'evaluate_copy',
            'plot_length_curve', 'save_length_eval', 'format_length_table', 'markdown_length_table',
-           'copy_alphabet_size', 'parse_lengths', 'free_memory', 'copy_forward_bytes', 'check_copy_memory',
-           'evaluate_copy_checkpoint', 'main']
+           'copy_alphabet_size', 'free_memory', 'copy_forward_bytes', 'check_copy_memory', 'evaluate_copy_checkpoint',
+           'main']
 
 # %% ../../nbs/eval/01_copy_task.ipynb #6eecd390
 def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded after EOS
@@ -159,15 +159,6 @@ def copy_alphabet_size(tokenizer) -> int:
                           "has the separator '|', an EOS token and the letters a, b, ...")
     return n
 
-# %% ../../nbs/eval/01_copy_task.ipynb #eb0f616b
-def parse_lengths(spec:str, # comma-separated string lengths, e.g. "10,25,50"
-                 ) -> list[int]:
-    "Positive string lengths from `--lengths`."
-    try: out = [int(s) for s in spec.split(",") if s.strip()]
-    except ValueError: out = []
-    if not out or min(out) < 1: raise ConfigError("--lengths", spec, "comma-separated positive integers, e.g. 10,25,50,100")
-    return out
-
 # %% ../../nbs/eval/01_copy_task.ipynb #84136788
 def free_memory(device:torch.device) -> int:
     "Bytes free for tensors on `device`: the GPU's free memory, or the machine's available RAM."
@@ -180,7 +171,7 @@ def copy_forward_bytes(config, # the checkpoint's model config
     "Estimated peak bytes of the teacher-forced float32 forward over `batch` examples of `tokens` tokens: a layer's projections and the logits."
     width = getattr(config, "intermediate_size", None) or 2 * config.hidden_size
     per_token = 2 * width + 4 * config.hidden_size + config.vocab_size
-    if config.model_type == "mamba2": per_token += 3 * config.num_heads * config.chunk_size   # the chunked scan's per-chunk matrices
+    if family_of(config).recurrent: per_token += 3 * config.num_heads * config.chunk_size   # the chunked scan's per-chunk matrices
     return 4 * batch * tokens * per_token
 
 # %% ../../nbs/eval/01_copy_task.ipynb #e85412fe

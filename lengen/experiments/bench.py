@@ -11,18 +11,20 @@ import torch
 from torch import nn
 from transformers import TrainerCallback, SmolLM3Config, Mamba2Config, AutoModelForCausalLM
 
-from ..config import ConfigError, compose_config, in_ipython
+from omegaconf import OmegaConf
+
+from ..config import ConfigError, compose_config, group_options, in_ipython
 from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_world
 from ..eval.common import eval_device
 from ..io import json_text, run_cli, write_json
 from ..models.build import add_run_modules, attn_kwargs, run_config
 from ..train.trainer import _collator, cache_triton_autotuning, prepare_model, run_training
-from ..models.mamba2 import mamba2_kernel_path
+from ..models.family import fused_kernels
 
 # %% auto #0
-__all__ = ['SHAPES', 'VARIANTS', 'MODEL_KEYS', 'variant_overrides', 'model_key', 'bench_config', 'build_bench_model',
-           'model_flops_per_token', 'time_inputs', 'time_steps', 'run_bench', 'StepClock', 'training_batch',
-           'bench_training', 'main']
+__all__ = ['SHAPES', 'VARIANTS', 'VARIANT_ALIASES', 'MODEL_KEYS', 'BENCH_STRENGTH', 'variant_parts', 'variant_overrides',
+           'bench_config', 'model_key', 'build_bench_model', 'model_flops_per_token', 'time_inputs', 'time_steps',
+           'run_bench', 'StepClock', 'training_batch', 'bench_training', 'main']
 
 # %% ../../nbs/experiments/01_bench.ipynb #ce90efc4
 def _smollm3(**kw):
@@ -50,12 +52,9 @@ SHAPES = {
 
 # %% ../../nbs/experiments/01_bench.ipynb #9aabf901
 VARIANTS = {
-    "baseline": [],
-    "vpad_norm": ["dropout.rate=0.3", "dropout.mode=vpad"],
-    "vpad_proj_llama": ["dropout.rate=0.3", "dropout.mode=vpad", "dropout.apply_to='q,k,v,g,u,d'"],
-    "vpad_proj_mamba2": ["dropout.rate=0.2", "dropout.mode=vpad", "dropout.apply_to=i"],
-    "pre_linear_norm": ["dropout.rate=0.3", "dropout.mode=pre_linear"],
-    "scaling": ["attention_scaling.enabled=true"],
+    **{r: [f"regularizer={r}"] for r in group_options("regularizer")},   # the regularizers, by their group's names
+    "vpad_proj_llama": ["regularizer=vpad", "dropout.apply_to='q,k,v,g,u,d'"],
+    "vpad_proj_mamba2": ["regularizer=vpad", "dropout.rate=0.2", "dropout.apply_to=i"],
     "swa_sdpa": ["swa.enabled=true", "swa.window=1024", "attn_implementation=sdpa"],
     "swa_flex": ["swa.enabled=true", "swa.window=1024", "attn_implementation=flex_attention"],
     "flex": ["attn_implementation=flex_attention"],
@@ -67,29 +66,36 @@ VARIANTS = {
     "liger_no_flce": ["kernels.liger=true", "kernels.fused_linear_cross_entropy=false"],
     "liger_flce": ["kernels.liger=true", "kernels.rms_norm=false", "kernels.swiglu=false", "kernels.rope=false"],
 }
+VARIANT_ALIASES = {"vpad_norm": "vpad", "pre_linear_norm": "pre_linear", "scaling": "scaled"}   # earlier names (results/bench before the regularizer group)
 
 # %% ../../nbs/experiments/01_bench.ipynb #7daa1fd4
-MODEL_KEYS = ("attn_implementation", "window_kernel", "swa.", "attention_scaling.", "kernels.", "compile.",
-              "initial_state.")  # compiled or graphed blocks, swapped mixer forwards stay so: a fresh model each
+MODEL_KEYS = ("attn_implementation", "window_kernel", "swa", "attention_scaling", "kernels", "compile",
+              "initial_state")  # compiled or graphed blocks, swapped mixer forwards stay so: a fresh model each
 
 # %% ../../nbs/experiments/01_bench.ipynb #0ae31ebf
-def variant_overrides(name:str) -> list[str]:
-    "The overrides of a variant written `a+b`, each part a built-in variant or one `key=value` override; anything else is refused."
-    parts = [p for p in name.split("+") if p]
+def variant_parts(name:str) -> list[str]:
+    "The parts of a variant written `a+b`: each a built-in variant (an earlier name replaced by its own) or one `key=value` override; anything else is refused."
+    parts = [VARIANT_ALIASES.get(p, p) for p in name.split("+") if p]
     if bad := [p for p in parts if p not in VARIANTS and "=" not in p] or ([] if parts else [name]):
         raise ConfigError("--variants", name, f"built-in variants ({', '.join(VARIANTS)}) or key=value overrides, joined by + "
                           "(and the variants by commas)", hint=f"Unknown: {', '.join(map(repr, bad))}.")
-    return [o for p in parts for o in VARIANTS.get(p, [p])]
+    return parts
 
-# %% ../../nbs/experiments/01_bench.ipynb #cdcdb103
-def model_key(overrides:list[str]) -> tuple:
-    "The part of a variant that needs its own model."
-    return tuple(sorted(o for o in overrides if o.startswith(MODEL_KEYS)))
+def variant_overrides(name:str) -> list[str]:
+    "The overrides of the variant `name` (`variant_parts`, each built-in one expanded)."
+    return [o for p in variant_parts(name) for o in VARIANTS.get(p, [p])]
 
 # %% ../../nbs/experiments/01_bench.ipynb #c731680a
+BENCH_STRENGTH = ("strength.dropout=0.3", "strength.weight_decay=0.1")   # the strength a regularizer variant takes: the SmolLM3 family's
+
 def bench_config(overrides:list[str]):
     "The TrainingConfig of a variant (the copy-task data source only satisfies validation; no data is read)."
-    return compose_config(None, ["data.synthetic=copy", *overrides])
+    return compose_config(None, ["data.synthetic=copy", *BENCH_STRENGTH, *overrides])
+
+# %% ../../nbs/experiments/01_bench.ipynb #cdcdb103
+def model_key(cfg) -> str:
+    "What of a variant's config needs a model of its own: its `MODEL_KEYS` settings (variants that share them share a model)."
+    return repr([OmegaConf.select(cfg, k) for k in MODEL_KEYS])
 
 # %% ../../nbs/experiments/01_bench.ipynb #2d6efa1e
 def build_bench_model(shape:str, cfg, device):
@@ -149,17 +155,18 @@ def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, step
               repeats:int=1, peak_tflops:float=790.0, device:str|None=None,
               doc_len:int=1000, # document length for variants with `data.use_doc_masking=true`
              ) -> dict:
-    "Time each variant of `shape`; returns a JSON-able report with ratios to the first variant."
+    "Time each variant of `shape`; returns a JSON-able report (variants by their group's names) with ratios to the first variant."
     cache_triton_autotuning()   # a later bench on the machine skips autotuning
-    cfgs = {name: bench_config(variant_overrides(name)) for name in variants}   # all refused before any is timed
+    names = ["+".join(variant_parts(v)) for v in variants]   # earlier names written as their group's
+    cfgs = {name: bench_config(variant_overrides(name)) for name in names}   # all refused before any is timed
     dev = eval_device(device)
     results, model, key = {}, None, None
     for _ in range(repeats):
-        for name in variants:
+        for name in names:
             ovr, cfg = variant_overrides(name), cfgs[name]
-            if model is None or model_key(ovr) != key:
+            if model is None or model_key(cfg) != key:
                 model = None; gc.collect(); torch.cuda.empty_cache() if dev.type == "cuda" else None
-                model, key = build_bench_model(shape, cfg, dev), model_key(ovr)
+                model, key = build_bench_model(shape, cfg, dev), model_key(cfg)
             handle = prepare_model(model, cfg)  # as training does: regularizers, compile, no KV cache
             if dev.type == "cuda": torch.cuda.reset_peak_memory_stats(dev)
             docs = doc_len if cfg.data.use_doc_masking else None
@@ -170,12 +177,11 @@ def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, step
                 tok_s = batch * seq_len / sec
                 r.update(step_s=sec, tokens_per_s=tok_s, mfu=model_flops_per_token(model, seq_len, docs) * tok_s / (peak_tflops * 1e12),
                          peak_mem_gib=torch.cuda.max_memory_allocated(dev) / 2**30 if dev.type == "cuda" else None)
-    base = results[variants[0]]["step_s"]
+    base = results[names[0]]["step_s"]
     for r in results.values(): r["ratio"] = r["step_s"] / base
     info = {"shape": shape, "seq_len": seq_len, "batch": batch, "steps": steps, "doc_len": doc_len, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
             "torch": torch.__version__, "transformers": __import__("transformers").__version__}
-    if "mamba2" in shape:
-        info["mamba2_fused_kernels"] = mamba2_kernel_path()["fused"]
+    if (fused := fused_kernels(SHAPES[shape]())) is not None: info["mamba2_fused_kernels"] = fused
     return {**info, "results": results}
 
 # %% ../../nbs/experiments/01_bench.ipynb #d37841bb
@@ -233,7 +239,7 @@ def main(argv=None) -> int:
     p.add_argument("--train-loop", metavar="EXPERIMENT", help="time lengen_train's whole loop for this experiment against "
                    "the bare step; `--set key=value` (repeatable) adds overrides, --steps the loop's steps")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an override for --train-loop")
-    p.add_argument("--variants", default="baseline,vpad_norm", help=f"comma list of {sorted(VARIANTS)} or a=1+b=2 overrides")
+    p.add_argument("--variants", default="baseline,vpad", help=f"comma list of {sorted(VARIANTS)} or a=1+b=2 overrides")
     p.add_argument("--seq-len", type=int, default=4096); p.add_argument("--batch", type=int, default=2)
     p.add_argument("--steps", type=int, default=10, help="timed steps (with --train-loop: the loop's steps, e.g. 200)"); p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=1); p.add_argument("--peak-tflops", type=float, default=790.0)

@@ -17,7 +17,7 @@ from ..eval.copy_task import markdown_length_table
 from ..eval.position import markdown_window_table
 from ..io import check_writable, disk_faults, share_files, run_cli, tensor_bytes
 from ..checkpoints import latest_checkpoint, resolve_checkpoint, run_config_of
-from ..models.mamba2 import SSM_SCALARS
+from ..models.family import family_of
 from ..models.build import load_model
 
 # %% auto #0
@@ -45,7 +45,7 @@ def fp32_names(model, dtype:torch.dtype) -> set[str]:
     "Names of the parameters a release keeps in float32."
     marks = set(getattr(model, "_keep_in_fp32_modules_strict", None) or [])
     if dtype == torch.float16: marks |= set(getattr(model, "_keep_in_fp32_modules", None) or [])
-    if model.config.model_type == "mamba2": marks |= set(SSM_SCALARS)
+    marks |= set(family_of(model).fp32_params)   # float32 in every dtype (Mamba2: the SSM scalars)
     pats = [re.compile(rf"(^|\.){re.escape(m)}($|\.)") for m in marks]
     return {n for n, _ in model.named_parameters() if any(p.search(n) for p in pats)}
 
@@ -96,9 +96,9 @@ def usage_snippet(config, repo:str) -> str:
         load = (f'model = AutoModelForCausalLM.from_pretrained("{repo}", trust_remote_code=True, dtype=torch.bfloat16)',
                 "The input-dependent attention scaling lives in the bundled `scaling.py` (hence `trust_remote_code=True`); "
                 "`lengen.load_model` rebuilds it from `config.json` without running code from the repository.")
-    elif config.model_type == "mamba2":
+    elif fp32 := family_of(config).fp32_params:
         load = ("from transformers.models.mamba2 import Mamba2PreTrainedModel\n"
-                'Mamba2PreTrainedModel._keep_in_fp32_modules_strict = ["A_log", "D", "dt_bias"]   # keep the SSM scalars float32\n'
+                f'Mamba2PreTrainedModel._keep_in_fp32_modules_strict = {json.dumps(list(fp32))}   # keep the SSM scalars float32\n'
                 f'model = AutoModelForCausalLM.from_pretrained("{repo}", dtype="auto")',
                 "**Precision.** `A_log`, `D` and `dt_bias` are stored in float32 on purpose. Without the line above, "
                 "`dtype=\"auto\"` or `dtype=torch.bfloat16` rounds them to bfloat16 while loading (transformers casts every "
@@ -153,13 +153,14 @@ def model_card(src:Path, # the exported run or checkpoint folder
     rc = run_config_of(str(src))
     base = rc.model_name_or_path if rc is not None else ""
     hub_base = base if base and not Path(base).exists() and "/" in base else None
+    fp32 = family_of(config).fp32_params
     tags = ["lengen", "length-generalization", config.model_type] + ([rc.dropout.mode] if rc is not None and rc.dropout.rate else [])
     head = ["---", "library_name: transformers", "pipeline_tag: text-generation"] + ([f"base_model: {hub_base}"] if hub_base else []) \
            + ["tags:", *[f"- {t}" for t in tags], "---", ""]
     body = [f"# {Path(repo).name}", "",
             f"A {config.model_type} model trained with [lengen](https://github.com/deep-spin/lengen), which re-creates the "
             "training code of *Length Generalization Needs Proper Regularization*. Weights in "
-            f"{dtype}{' (the SSM scalars A_log, D, dt_bias in float32)' if config.model_type == 'mamba2' else ''}.", "",
+            f"{dtype}{' (the SSM scalars ' + ', '.join(fp32) + ' in float32)' if fp32 else ''}.", "",
             "## Use", "", usage_snippet(config, repo), ""]
     if rc is not None:
         base_txt = f"`{base}`" + (f" at revision `{rc.revision}`" if rc.revision else "") if base else "none: trained from scratch"

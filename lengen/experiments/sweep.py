@@ -8,6 +8,7 @@ import argparse, json, os, re, shutil, subprocess, sys, tempfile, threading, tim
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,16 @@ import torch
 from omegaconf import OmegaConf
 from safetensors import safe_open
 
-from ..config import ConfigError, compose_config, in_ipython
+from hydra import initialize_config_dir
+from hydra._internal.callbacks import Callbacks   # (hydra-core is pinned below 1.4: its launcher API is stable there)
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.plugins import Plugins
+from hydra.errors import HydraException
+from hydra.types import HydraContext, RunMode
+from omegaconf.errors import OmegaConfBaseException
+
+from ..config import CONF_DIR, JOB_NAME, ConfigError, compose_config, in_ipython, launcher_defaults, register_schema
+from ..train.trainer import run_finished, train_job
 from ..checkpoints import _checkpoints, checkpoint_problem
 from ..eval.position import evaluate_positions, log2_bins, window_ce
 from ..io import device_name, repo_relative, repo_root, run_cli, write_json
@@ -27,7 +37,7 @@ __all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'relative_override', 'Sweep', 're
            'train_command', 'count_parameters', 'checkpoint_curve', 'collect_result', 'mps_daemon', 'child_env',
            'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'window_rates', 'bench_command',
            'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs',
-           'check_specs', 'tally', 'main']
+           'job_overrides', 'in_given_folder', 'launch_sweep', 'collect_finished', 'check_specs', 'tally', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -155,6 +165,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                    concurrent_runs:int=1, # runs sharing the machine meanwhile
                    mps:bool=False, # whether they shared the GPU through CUDA MPS
                    devices:int=1, # the GPUs the concurrent runs were spread over (1 on a machine without)
+                   launcher:str|None=None, # the Hydra launcher that ran it (`launch_sweep`; None: `run_sweep`'s processes)
                   ) -> dict:
     "The results record of a finished run: what ran, at what size, how long, and what its evaluation measured."
     out = Path(out_dir)
@@ -168,7 +179,8 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                             "residual_dropout_rate": cfg.residual_dropout.rate, "weight_decay": cfg.optim.weight_decay,
                             "initial_state_mode": cfg.initial_state.mode},
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
-            "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "bf16": cfg.bf16, "device": device_name(), **_eval_record(cfg, out),
+            "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "launcher": launcher, "bf16": cfg.bf16,
+            "device": summ.get("provenance", {}).get("gpu") or device_name(), **_eval_record(cfg, out),
             "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"}),
             **({"position_curve": checkpoint_curve(out, cfg)} if spec.eval_checkpoints else {})}
 
@@ -460,6 +472,49 @@ def sweep_specs(names:list[str], seeds=None, full_scale:bool=False, data_root=No
              for n in names for s in SWEEPS[n].specs(seeds, [] if full_scale else None, data_root) if not only or s.name in only]
     return sorted(specs, key=lambda s: (s.seed, only.index(s.name))) if only else specs
 
+# %% ../../nbs/experiments/00_sweep.ipynb #181a98be
+def job_overrides(spec:RunSpec, work_root) -> list[str]:
+    "A run as a launcher's job: its `lengen_train` overrides (experiment, overrides, seed, its folder, resuming)."
+    return train_command(spec, run_dir(spec, work_root))[3:]
+
+def in_given_folder(cfg, job:list[str]):
+    "Where a sweep's job trains: the `output_dir` its overrides name (`lengen_train -m` puts each job in a folder of its own instead)."
+    return cfg
+
+def launch_sweep(specs:list[RunSpec], # the runs to launch (those with results are skipped by their jobs)
+                 launcher:str, # a Hydra launcher: basic, joblib, submitit_local, submitit_slurm (or one of a searchpath)
+                 launcher_overrides=(), # `hydra.launcher.*=...`, `hydra.searchpath=...`, `hydra.sweep.dir=...`
+                 work_root="outputs/sweep") -> list[dict]:
+    "Run `specs` as jobs of the Hydra launcher `launcher`, one job a run; each job's outcome (`train_job`'s), in order."
+    jobs = [job_overrides(s, work_root) for s in specs]
+    if not jobs: return []
+    register_schema(); GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None, job_name=JOB_NAME):
+            hydra = GlobalHydra.instance().hydra
+            cfg = hydra.compose_config("train", [*launcher_defaults([f"hydra/launcher={launcher}", *launcher_overrides]), *jobs[0]],
+                                       run_mode=RunMode.MULTIRUN, with_log_configuration=False)
+            context = HydraContext(config_loader=hydra.config_loader, callbacks=Callbacks(cfg))
+            sweeper = Plugins.instance().instantiate_sweeper(config=cfg, hydra_context=context,
+                                                             task_function=partial(train_job, place=in_given_folder))
+            returns = sweeper.launcher.launch(jobs, initial_job_idx=0)
+    except (HydraException, OmegaConfBaseException) as e: raise ConfigError.from_hydra(e) from None
+    finally: GlobalHydra.instance().clear()
+    return [r.return_value for r in returns]
+
+# %% ../../nbs/experiments/00_sweep.ipynb #630f4a48
+def collect_finished(specs:list[RunSpec], results_root, work_root,
+                     launcher:str|None=None, # recorded with each record
+                    ) -> list[Path]:
+    "Write the results JSON of every run of `specs` that finished in its folder under `work_root` and has none; the files written."
+    written = []
+    for s in pending(specs, results_root):
+        out = run_dir(s, work_root)
+        if not run_finished(out): continue
+        seconds = json.loads((out/"train_summary.json").read_text())["train_seconds"]
+        written.append(write_result(collect_result(s, out, seconds, concurrent_runs=None, launcher=launcher), results_root))
+    return written
+
 # %% ../../nbs/experiments/00_sweep.ipynb #76b8635b
 def _ints(key:str, text:str) -> list[int]:
     "A comma-separated list of integers from the command line (`ConfigError` otherwise)."
@@ -500,6 +555,11 @@ def main(argv:list[str]|None=None) -> int:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an override for every run (repeatable)")
     p.add_argument("--only", default=None, help="comma-separated settings to run (default: all)")
     p.add_argument("--mps", action="store_true", help="share the GPU through CUDA MPS: the processes' kernels run at the same time")
+    p.add_argument("--launcher", default=None, help="run the pending runs as jobs of this Hydra launcher instead (basic, joblib, "
+                   "submitit_local, submitit_slurm; the cluster extra), then collect their records")
+    p.add_argument("--launcher-set", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --launcher: a Hydra override for the launcher, e.g. hydra.launcher.partition=gpu (repeatable)")
+    p.add_argument("--collect", action="store_true", help="run nothing: write the results JSON of every finished run in --work-root")
     p.add_argument("--throughput", metavar="EXPERIMENT", help="run no sweep: measure the training steps/s of --runs concurrent "
                    "`lengen_bench --train-loop EXPERIMENT` processes (with --mps, --set, --steps, --out)")
     p.add_argument("--runs", default="1,4,8", help="with --throughput: comma-separated numbers of processes at once")
@@ -515,12 +575,21 @@ def main(argv:list[str]|None=None) -> int:
             return
         seeds = _ints("--seeds", a.seeds) if a.seeds else None
         specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only else None)
+        if a.collect:
+            print("\n".join(f"wrote {repo_relative(p)}" for p in collect_finished(specs, a.results_root, a.work_root)) or "no finished run without a record")
+            return
         check_specs(specs)
-        statuses.extend(run_sweep(specs, a.results_root, a.work_root, a.max_parallel, a.time_limit, a.min_left, a.mps))
+        if a.launcher:
+            todo = pending(specs, a.results_root)
+            outcomes = launch_sweep(todo, a.launcher, a.launcher_set, a.work_root)
+            collect_finished(todo, a.results_root, a.work_root, a.launcher)
+            statuses.extend({"run": f"{s.sweep}/{s.run_id}", "status": o["status"], **({"log": o["message"]} if o.get("message") else {})}
+                            for s, o in zip(todo, outcomes))
+        else: statuses.extend(run_sweep(specs, a.results_root, a.work_root, a.max_parallel, a.time_limit, a.min_left, a.mps))
         print(json.dumps([{k: v for k, v in s.items() if k != "tail"} for s in statuses], indent=1))
     statuses = []
     code = run_cli("lengen_sweep", run)
-    if code == 0 and any(s["status"].startswith("failed") for s in statuses):
+    if code == 0 and any(s["status"].startswith(("failed", "refused")) for s in statuses):
         print(f"lengen_sweep: {tally(statuses)}; each failed run's log is named above", file=sys.stderr)
         return 1
     return code

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/models/04_family.ipynb #932dea90
 from __future__ import annotations
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -17,7 +18,7 @@ from .mamba2 import SSM_SCALARS, mamba2_kernel_path, mamba2_prefill
 
 # %% auto #0
 __all__ = ['FAMILIES', 'Family', 'body_prefill', 'family_of', 'has_submodule', 'find_blocks', 'model_family', 'decoder_blocks',
-           'require', 'fused_kernels']
+           'require', 'fused_kernels', 'position_limit']
 
 # %% ../../nbs/models/04_family.ipynb #d0cc4cd2
 @dataclass(frozen=True)
@@ -131,3 +132,11 @@ def fused_kernels(obj) -> bool|None:
     "Whether transformers runs compiled kernels for the ops of `obj`'s family here; None for a family without such ops."
     fam = family_of(obj)
     return None if fam.kernel_path is None else fam.kernel_path()["fused"]
+
+# %% ../../nbs/models/04_family.ipynb #86e45bcd
+_POSITION_TABLES = re.compile(r"(^|\.)(wpe|embed_positions|position_embeddings)$")
+
+def position_limit(model:nn.Module) -> int|None:
+    "The longest input a model can take at all: the size of its learned absolute-position table, or None."
+    sizes = [m.num_embeddings for n, m in model.named_modules() if isinstance(m, nn.Embedding) and _POSITION_TABLES.search(n)]
+    return min(sizes) if sizes else None

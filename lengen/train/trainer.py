@@ -14,21 +14,21 @@ from omegaconf import DictConfig, OmegaConf
 from transformers import AutoConfig, Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from ..config import (CFG_KINDS, MULTIRUN_OVERRIDE, ConfigError, compose_config, in_ipython, job_dirname, list_experiments,
-                           resolve_aliases, run_multirun, show_config, sweep_jobs, validate_config)
+from ..config import (CFG_KINDS, GROUPS, MULTIRUN_OVERRIDE, ConfigError, compose_config, finish_config, group_options, in_ipython,
+                           job_dirname, run_multirun, show_config, sweep_jobs, validate_config)
 from ..data import build_tokenizer, build_train_dataset, copy_row_length, packed_rows_collator, packed_text, padding_collator, rank_and_world
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, write_json
 from ..checkpoints import (_checkpoints, checkpoint_problem, checkpoint_step, latest_checkpoint, resolve_checkpoint,
                                 resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
-from ..models.mamba2 import mamba2_kernel_path, no_decay_names
+from ..models.mamba2 import no_decay_names
 from ..eval.copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
 from ..config import EVAL_METRICS
 from ..ops.kernels import apply_kernels, fused_loss, require_kernels
 from ..ops.packed import apply_packed_examples, packing_collator
 from ..regularizers.dropout import apply_regularizers, format_sites, resolve_sites
 from ..regularizers.initial_state import LanePackedText, StreamOrderSampler, apply_initial_state
-from ..models.family import decoder_blocks, model_family
+from ..models.family import decoder_blocks, fused_kernels, require
 from ..ops.cuda_graphs import graph_blocks
 from ..models.build import build_model, model_skeleton
 from ..eval.position import check_eval_extra, eval_extra_from_config
@@ -39,8 +39,8 @@ __all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'SITES_USAGE', 'dat
            'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'cache_triton_autotuning',
            'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path',
            'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume', 'run_training', 'parse_argv',
-           'sites_report', 'interrupted_message', 'run_command', 'bars_for_logs', 'main', 'sites_main', 'run_finished',
-           'job_config', 'train_job', 'multirun_main']
+           'sites_report', 'group_listing', 'interrupted_message', 'run_command', 'bars_for_logs', 'main', 'sites_main',
+           'run_finished', 'job_config', 'train_job', 'multirun_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #b77fdb01
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -258,9 +258,8 @@ def refuse_data_parallel(args, # the run's `TrainingArguments` (`n_gpu`: the GPU
 def check_compile(model, # the model the run trains
                   cfg, # the run's TrainingConfig
                  ):
-    "Refuse `compile.torch_compile` for a Mamba2 where `mamba_ssm`'s fused kernels would otherwise run (`ConfigError`)."
-    if not (cfg.compile.torch_compile and model.config.model_type == "mamba2" and torch.cuda.is_available()): return
-    if mamba2_kernel_path()["fused"]:
+    "Refuse `compile.torch_compile` for a model whose family runs fused kernels here (Mamba2 with `mamba_ssm`): traced, it would not reach them (`ConfigError`)."
+    if cfg.compile.torch_compile and torch.cuda.is_available() and fused_kernels(model):
         raise ConfigError("compile.torch_compile", True, "false for Mamba2 models where mamba_ssm's fused kernels run",
                           "Under torch.compile transformers' Mamba2 traces its PyTorch reference scan instead of calling "
                           "mamba_ssm's fused kernels: slower, and inductor (torch 2.11) fails on that scan's chunked cumsum. "
@@ -269,9 +268,9 @@ def check_compile(model, # the model the run trains
 # %% ../../nbs/train/00_trainer.ipynb #5b3447dc
 def prepare_model(model, cfg):
     "Swap in the run's kernels, attach its regularizers and compile blocks if asked; returns the regularizer handle (or None)."
-    if cfg.data.use_doc_masking and model.config.model_type == "mamba2":
-        raise ConfigError("data.use_doc_masking", True, "false for Mamba2 (transformers' Mamba2 does not pass document "
-                          "boundaries to its kernels, so packed documents would silently see each other)")
+    if cfg.data.use_doc_masking:
+        require(model, "doc_masking", "data.use_doc_masking", True, why="transformers' Mamba2 does not pass document "
+                "boundaries to its kernels, so packed documents would silently see each other")
     check_compile(model, cfg)
     model.config.use_cache = False   # training needs no KV cache, and packed-document masks are only built without one
     if cfg.kernels.liger:   # first: the regularizers hook modules, compile traces the forwards the kernels swap in
@@ -327,7 +326,7 @@ def run_code_path(model, # the model as the run trains it
     cuda = torch.cuda.is_available()
     k = cfg.kernels
     liger = {f"kernels.{n}": bool(k[n]) for n in ("rms_norm", "swiglu", "rope", "fused_linear_cross_entropy")} if k.liger else {}
-    fused = mamba2_kernel_path()["fused"] and cuda if model_family(model) == "mamba2" else None
+    fused = fused_kernels(model) and cuda   # None: a family without such kernels
     return {"kernels.liger": bool(k.liger), **liger, "compile.cuda_graphs": bool(cfg.compile.cuda_graphs and cuda),
             "compile.torch_compile": bool(cfg.compile.torch_compile), "data.pack_examples": bool(cfg.data.pack_examples),
             "bf16": bool(cfg.bf16 and cuda), "mamba2_fused_kernels": fused}
@@ -461,11 +460,20 @@ def sites_report(cfg) -> str:
     except OSError as e: return f"(sites not listed: the model config of {cfg.model_name_or_path!r} is not reachable: {e})"
     return format_sites(resolve_sites(model, cfg))
 
-# %% ../../nbs/train/00_trainer.ipynb #b6558cc7
-USAGE = """usage: lengen_train +experiment=NAME [key=value ...] [--cfg job|hydra|all]
-       lengen_train -m +experiment=NAME[,NAME...] [key=v1,v2 ...] [hydra/launcher=joblib|submitit_local|submitit_slurm]
+# %% ../../nbs/train/00_trainer.ipynb #5f1ec8b7
+def group_listing() -> str:
+    "What `--list` prints: each config group's names, under the way a command line picks one."
+    return "\n".join(f"{'+' * (g == 'experiment')}{g}=NAME:\n" + "\n".join(f"  {n}" for n in group_options(g)) for g in GROUPS)
 
-  +experiment=NAME   one of the shipped runs (lengen_train --list shows them)
+# %% ../../nbs/train/00_trainer.ipynb #b6558cc7
+USAGE = """usage: lengen_train family=NAME regularizer=NAME [key=value ...] [--cfg job|hydra|all]
+       lengen_train +experiment=NAME [key=value ...] [--cfg job|hydra|all]
+       lengen_train -m family=NAME[,NAME...] regularizer=NAME[,NAME...] [key=v1,v2 ...] [hydra/launcher=joblib|submitit_local|submitit_slurm]
+
+  family=NAME        a model family: model, data, optimizer, and its regularizer strengths (lengen_train --list)
+  regularizer=NAME   what the run regularizes, at the family's strength (default: baseline); the run trains in
+                     outputs/<family>_<regularizer> unless output_dir is given
+  +experiment=NAME   one of the paper's runs under the name it shipped with (a family and a regularizer)
   key=value          any field, dotted: max_steps=100 optim.lr=1e-5 "dropout.apply_to='q,k,v'"
                      (quote comma-separated values for Hydra, or it reads them as a sweep; quote a path
                      with spaces or letters beyond ASCII the same way: 'output_dir="/data/my runs"')
@@ -474,8 +482,8 @@ USAGE = """usage: lengen_train +experiment=NAME [key=value ...] [--cfg job|hydra
                      one that finished is skipped; hydra.launcher.KEY=VALUE sets the launcher
   --cfg job          print the resolved config and exit (hydra: Hydra's settings, the launcher's; all: both)
   dry_run=true       validate, print the config and exit before building the model
-  --list             list the shipped experiments
-Multi-GPU: torchrun --nproc-per-node=N -m lengen.train.trainer +experiment=NAME"""
+  --list             list the families, the regularizers and the shipped experiments
+Multi-GPU: torchrun --nproc-per-node=N -m lengen.train.trainer family=NAME regularizer=NAME"""
 
 # %% ../../nbs/train/00_trainer.ipynb #745d1af7
 def interrupted_message(cfg, # the run's config
@@ -524,7 +532,7 @@ def _command(argv:list[str]) -> int:
     "`main` without its error handling."
     experiment, overrides, action = parse_argv(argv)
     if action == "help": print(USAGE); return 0
-    if action == "list": print("\n".join(list_experiments())); return 0
+    if action == "list": print(group_listing()); return 0
     every = [*([f"+experiment={experiment}"] if experiment else []), *overrides]
     multirun = MULTIRUN_OVERRIDE in overrides
     if action:   # --cfg KIND: a multirun's first job
@@ -538,18 +546,19 @@ def _command(argv:list[str]) -> int:
     return 0
 
 # %% ../../nbs/train/00_trainer.ipynb #73ec9d8c
-SITES_USAGE = """usage: lengen_sites +experiment=NAME [key=value ...]
+SITES_USAGE = """usage: lengen_sites family=NAME regularizer=NAME [key=value ...]
+       lengen_sites +experiment=NAME [key=value ...]
 
   Print the table of modules the run's regularizers perturb (the model is built on the meta device: no weights).
-  +experiment=NAME   one of the shipped runs (lengen_sites --list shows them)
+  family=NAME regularizer=NAME, +experiment=NAME   as for lengen_train (lengen_sites --list shows them)
   key=value          any field, dotted, as for lengen_train: dropout.apply_to='q,k,v' dropout.layers='0-3'"""
 
 # %% ../../nbs/train/00_trainer.ipynb #486f8e0d
 def sites_main(argv:list[str]|None=None) -> int:
-    "Entry point of `lengen_sites +experiment=NAME [key=value ...]`."
+    "Entry point of `lengen_sites family=NAME regularizer=NAME [key=value ...]` (or `+experiment=NAME`)."
     experiment, overrides, action = parse_argv(sys.argv[1:] if argv is None else argv)
     if action == "help": print(SITES_USAGE); return 0
-    if action == "list": print("\n".join(list_experiments())); return 0
+    if action == "list": print(group_listing()); return 0
     try: print(sites_report(compose_config(experiment, overrides)))
     except ConfigError as e:
         print(f"lengen_sites: {e}", file=sys.stderr)
@@ -575,6 +584,7 @@ def job_config(cfg, # a multirun job's composed config
 
 # %% ../../nbs/train/00_trainer.ipynb #b4b2488c
 def train_job(cfg:DictConfig, # the job's config, as Hydra composed it
+              place=job_config, # (config, the job's overrides) -> the config the job runs; `job_config`: a folder of its own
              ) -> dict:
     "Hydra's task function for `lengen_train -m`: the job's run in its own folder, skipped when it finished earlier; its outcome."
     job = list(HydraConfig.get().overrides.task)
@@ -582,7 +592,7 @@ def train_job(cfg:DictConfig, # the job's config, as Hydra composed it
     bars_for_logs()
     outcome = {"output_dir": cfg.output_dir, "overrides": job}
     try:
-        cfg = job_config(resolve_aliases(cfg), job)
+        cfg = place(finish_config(cfg, HydraConfig.get().runtime.choices), job)
         outcome["output_dir"] = cfg.output_dir
         if run_finished(cfg.output_dir): return {**outcome, "status": "finished earlier"}
         run_command(cfg, {"experiment": experiment, "overrides": [o for o in job if not o.startswith("+experiment=")]})
