@@ -4,7 +4,7 @@
 
 # %% ../nbs/core/00_config.ipynb #be5a55a7
 from __future__ import annotations
-import dataclasses, importlib, re
+import dataclasses, hashlib, importlib, re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -22,14 +22,14 @@ from omegaconf.errors import InterpolationToMissingValueError, OmegaConfBaseExce
 __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS',
            'WINDOW_KERNEL_CHOICES', 'COUNT_FIELDS', 'OPTIONAL_COUNT_FIELDS', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES',
            'INITIAL_STATE_MODES', 'NOISE_KINDS', 'CONF_DIR', 'GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE',
-           'JOB_NAME_LEAVES_OUT', 'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig',
-           'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
-           'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig',
-           'InitialStateConfig', 'TrainingConfig', 'StrengthConfig', 'ComposedConfig', 'config_reference',
-           'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'validate_config', 'check_fsdp',
-           'check_initial_state', 'register_schema', 'group_options', 'list_experiments', 'compose_config',
-           'in_ipython', 'resolve_aliases', 'finish_config', 'sweep_jobs', 'job_dirname', 'launcher_defaults',
-           'show_config', 'run_multirun']
+           'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES', 'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig',
+           'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig',
+           'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig',
+           'EvalExtraConfig', 'FSDPConfig', 'InitialStateConfig', 'TrainingConfig', 'StrengthConfig', 'ComposedConfig',
+           'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'validate_config',
+           'check_fsdp', 'check_initial_state', 'register_schema', 'group_options', 'list_experiments',
+           'compose_config', 'in_ipython', 'resolve_aliases', 'finish_config', 'sweep_jobs', 'job_dirname',
+           'launcher_defaults', 'show_config', 'run_multirun']
 
 # %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
@@ -582,8 +582,10 @@ def _explain(err:Exception) -> str:
     group, _, name = (getattr(err, "missing_cfg_file", None) or "").rpartition("/")
     if isinstance(err, MissingConfigException) and group in GROUPS:
         return f"unknown {group} `{name}`. Valid values for {'+' * (group == 'experiment')}{group}: {', '.join(group_options(group))}."
-    if (twice := re.match(r"Multiple values for (\w+)\.", str(err))) and twice[1] in GROUPS:
-        return f"`+{twice[1]}=` adds a group the root config already has: write {twice[1]}=NAME, without the `+`."
+    if (twice := re.match(r"Multiple values for (\w+)\.|(\w+) appears more than once in the final defaults list", str(err))) \
+            and (twice[1] or twice[2]) in GROUPS:
+        group = twice[1] or twice[2]
+        return f"`+{group}=` adds a group the root config already has: write {group}=NAME, without the `+`."
     if isinstance(err, MissingConfigException) and "hydra/launcher" in str(err):
         return (f"unknown launcher `{(err.missing_cfg_file or '').replace('hydra/launcher/', 'hydra/launcher=')}`. Valid values: "
                 f"{', '.join(err.options or ['basic'])}; the joblib and submitit launchers come with lengen's cluster extra "
@@ -644,7 +646,7 @@ def resolve_aliases(cfg:DictConfig) -> DictConfig:
 def finish_config(composed:DictConfig, # what Hydra composed: a `ComposedConfig`, without its `hydra` node
                   choices, # Hydra's `runtime.choices` (group -> option): the family and regularizer picked
                  ) -> DictConfig:
-    "The run's `TrainingConfig`: the family's strengths resolved into the fields that read them, a pair's run named after it (unless its `output_dir` is given), aliases resolved."
+    "The run's `TrainingConfig`: the family's strengths resolved into the fields that read them, a pair's run named after it (where not given), aliases resolved."
     try: values = OmegaConf.to_container(composed, resolve=True)
     except InterpolationToMissingValueError as e:
         raise ConfigError("family", choices.get("family"), ", ".join(group_options("family")),
@@ -653,9 +655,10 @@ def finish_config(composed:DictConfig, # what Hydra composed: a `ComposedConfig`
     values.pop("strength")
     cfg = OmegaConf.merge(OmegaConf.structured(TrainingConfig), values)
     OmegaConf.set_struct(cfg, True)   # as Hydra hands it: an unknown key is an error
-    if choices.get("family") and choices.get("regularizer") and cfg.output_dir == TrainingConfig.output_dir:
+    if choices.get("family") and choices.get("regularizer"):
         pair = f"{choices['family']}_{choices['regularizer']}"
-        cfg.output_dir, cfg.wandb.run_name = f"outputs/{pair}", cfg.wandb.run_name or pair
+        if cfg.output_dir == TrainingConfig.output_dir: cfg.output_dir = f"outputs/{pair}"
+        cfg.wandb.run_name = cfg.wandb.run_name or pair
     return resolve_aliases(cfg)
 
 # %% ../nbs/core/00_config.ipynb #007c9f03
@@ -672,12 +675,15 @@ def sweep_jobs(overrides:list[str], # a multirun's overrides: comma lists and sw
 
 # %% ../nbs/core/00_config.ipynb #e69252da
 JOB_NAME_LEAVES_OUT = ("experiment", "output_dir", "resume_from_checkpoint", "dry_run")   # keys that name no setting of a run
+JOB_NAME_BYTES = 120   # a longer name is cut and ends in a hash of the whole (file systems refuse names over 255 bytes)
 
 def job_dirname(job:list[str], # one job's overrides (`sweep_jobs`)
                ) -> str:
-    "The name of a multirun job's folder inside its `output_dir`: its overrides, sorted and joined by commas ('/' written '_'), less `JOB_NAME_LEAVES_OUT`."
+    "The name of a multirun job's folder inside its `output_dir`: its overrides, sorted and joined by commas ('/' written '_'), less `JOB_NAME_LEAVES_OUT`; past `JOB_NAME_BYTES`, cut and ended by a hash of the whole."
     keep = sorted(o.lstrip("+~") for o in job if o.split("=", 1)[0].lstrip("+~") not in JOB_NAME_LEAVES_OUT)
-    return ",".join(keep).replace("/", "_")
+    name = ",".join(keep).replace("/", "_")
+    if len(name.encode()) <= JOB_NAME_BYTES: return name
+    return name.encode()[:JOB_NAME_BYTES - 13].decode(errors="ignore") + "-" + hashlib.sha1(name.encode()).hexdigest()[:12]
 
 # %% ../nbs/core/00_config.ipynb #895cec21
 TIMEOUT_REQUEUES = 3   # how often a SLURM job that reaches its time limit is requeued (the plugin's own default, 0, never requeues one)

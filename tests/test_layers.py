@@ -2,9 +2,9 @@
 
 Layers, bottom to top: config → io, checkpoints → data, models, ops → regularizers → eval → train → experiments.
 A module may import its own layer or those below it; nothing imports a layer above it (`lengen` itself, the lazy
-top-level API, sits above them all).
+top-level API, sits above them all). The notebooks' prose and saved outputs name only modules that exist.
 """
-import ast
+import ast, json, re
 from pathlib import Path
 
 import pytest
@@ -97,3 +97,91 @@ def test_readme_lists_every_module():
     "The README's module table (from nbs/index.ipynb) names every module, so a reader finds each notebook from it."
     readme = (PKG.parent / "README.md").read_text()
     assert [m for m, path in MODULES.items() if path.name != "__init__.py" and f"`{m}`" not in readme] == []
+
+
+# A module named in prose or output: `lengen.eval.copy_task`, `lengen.eval.copy_task.main` (an attribute of it),
+# `lengen.train.trainer:main` (an entry point); not `.lengen.lock` (a file) or `lengen_train` (a command).
+DOTTED = re.compile(r"(?<![\w./-])lengen(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?")
+# A module's file: `lengen/eval/copy_task.py`, also at the end of a source link (`.../blob/main/lengen/io.py#L10`).
+FILE = re.compile(r"(?<![\w.-])lengen/(?:(?!lengen/)\w+/)*\w+\.py\b")
+# A module run as a script: `python -m lengen.train.trainer`, also an argv list's `'-m', 'lengen.train.trainer'`.
+RUN = re.compile(r"""-m["']?(?:,\s*["']|\s+)(lengen(?:\.\w+)*)""")
+
+
+def _top_level(body):
+    "A module's statements outside functions and classes, those inside `if`, `try`, `with` and loops included."
+    for node in body:
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): continue
+        for field in ("body", "orelse", "finalbody", "handlers"): yield from _top_level(getattr(node, field, []))
+
+
+def defined_names(mod: str) -> set[str]:
+    "What `mod`'s source defines at module level: functions, classes, assigned and imported names, and the names its lazy `__getattr__` answers."
+    names = set()
+    for node in _top_level(ast.parse(MODULES[mod].read_text()).body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            if node.name == "__getattr__":   # `lengen.load_model`: `if name == "load_model": ...`
+                names |= {c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.isidentifier()}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def runnable(mod: str) -> bool:
+    "Whether `python -m mod` runs: a module that checks `__name__ == \"__main__\"`, or a package with a `__main__.py`."
+    path = MODULES.get(mod)
+    if path is None: return False
+    if path.name == "__init__.py": return (path.parent / "__main__.py").is_file()
+    return re.search(r"""^if __name__ == ["']__main__["']""", path.read_text(), re.M) is not None
+
+
+def missing(name: str) -> bool:
+    "Whether `name` (dotted, `module:function`, `-m module` or a `lengen/...py` path) names no existing module or attribute of one."
+    if name.startswith("-m "): return not runnable(name[3:])
+    if "/" in name: return not (PKG.parent / name).is_file()
+    mod, _, entry = name.partition(":")
+    parts = mod.split(".")
+    k = max(i for i in range(1, len(parts) + 1) if ".".join(parts[:i]) in MODULES)   # the longest module prefix (`lengen` at least)
+    rest = parts[k:] + ([entry] if entry else [])
+    if entry and k < len(parts): return True   # an entry point names a module, then a function in it
+    return bool(rest) and rest[0] not in defined_names(".".join(parts[:k]))
+
+
+def lengen_names(text: str) -> list[str]:
+    "Every module, attribute, entry point or module file of lengen that `text` names."
+    return [m.group() for rx in (DOTTED, FILE) for m in rx.finditer(text)] + [f"-m {m.group(1)}" for m in RUN.finditer(text)]
+
+
+def notebook_texts(nb: Path):
+    "(cell index, 'markdown' or 'output', text) for every markdown cell and every saved text output of `nb`."
+    for i, c in enumerate(json.loads(nb.read_text())["cells"]):
+        if c["cell_type"] == "markdown": yield i, "markdown", "".join(c["source"])
+        for o in c.get("outputs", []):
+            texts = [o.get("text", "")] + [v for k, v in o.get("data", {}).items() if k.startswith("text/")]
+            yield from ((i, "output", "".join(t) if isinstance(t, list) else t) for t in texts)
+
+
+def test_stale_name_finder():
+    text = ("`lengen.eval.copy_task`, `lengen.eval.copy_task.main`, `lengen.train.trainer:main`, `lengen.load_model`, "
+            "lengen/io.py, [source](https://github.com/deep-spin/lengen/blob/main/lengen/eval_io.py#L3), `lengen.scaling`, "
+            "`lengen.train:main`, `lengen.eval.copy_task.nothing`, `lengen.bench:main`; not tmp/.lengen.lock, lengen_train, "
+            "https://deep-spin.github.io/lengen/cli.html or `lengen/*.py`. torchrun -m lengen.train.trainer, ['-m', 'lengen.train'].")
+    found = lengen_names(text)
+    assert found == ["lengen.eval.copy_task", "lengen.eval.copy_task.main", "lengen.train.trainer:main", "lengen.load_model",
+                     "lengen.scaling", "lengen.train:main", "lengen.eval.copy_task.nothing", "lengen.bench:main",
+                     "lengen.train.trainer", "lengen.train", "lengen/io.py", "lengen/eval_io.py",
+                     "-m lengen.train.trainer", "-m lengen.train"]
+    assert [n for n in found if missing(n)] == ["lengen.scaling", "lengen.train:main", "lengen.eval.copy_task.nothing",
+                                                "lengen.bench:main", "lengen/eval_io.py", "-m lengen.train"]   # a package without __main__.py
+
+
+def test_notebooks_name_only_existing_modules():
+    "Markdown and saved outputs name no module that was moved or removed (`lengen.bench:main`, `lengen/eval_io.py`, ...)."
+    stale = [f"{nb.relative_to(PKG.parent)} cell {i} ({kind}): {name}" for nb in sorted((PKG.parent / "nbs").rglob("*.ipynb"))
+             if ".ipynb_checkpoints" not in nb.parts for i, kind, text in notebook_texts(nb) for name in lengen_names(text) if missing(name)]
+    assert list(dict.fromkeys(stale)) == []

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/eval/02_position.ipynb #c4878139
 from __future__ import annotations
-import argparse, json, re
+import argparse, json
 from pathlib import Path
 
 import numpy as np
@@ -18,14 +18,14 @@ from ..config import ConfigError
 from .common import EVAL_DTYPES, load_for_eval, measured, train_length
 from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint, run_config_of
-from ..models.family import family_of
+from ..models.family import family_of, position_limit
 
 # %% auto #0
 __all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'log2_bins', 'bin_means',
-           'document_labels', 'per_document_bins', 'position_limit', 'check_position_max_length', 'smooth_log',
-           'plot_position_ce', 'check_known_tokens', 'evaluate_positions', 'context_windows', 'window_ce',
-           'markdown_window_table', 'position_summary', 'main', 'compare_runs', 'compare_main', 'time_position_eval',
-           'check_eval_extra', 'eval_extra_from_config']
+           'document_labels', 'per_document_bins', 'check_position_max_length', 'smooth_log', 'plot_position_ce',
+           'check_known_tokens', 'evaluate_positions', 'context_windows', 'window_ce', 'markdown_window_table',
+           'position_summary', 'main', 'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra',
+           'eval_extra_from_config']
 
 # %% ../../nbs/eval/02_position.ipynb #c68225e0
 def text_at(record, # one JSON record
@@ -141,14 +141,6 @@ def per_document_bins(own:list, # each document's CE per position (`per_position
     bins = log2_bins(max(len(c) for c in own))
     return {"bins": [list(b) for b in bins],
             "documents": [{**lab, "positions": len(c), "bin_ce": [round(x, 4) for x in bin_means(c, bins)]} for c, lab in zip(own, labels)]}
-
-# %% ../../nbs/eval/02_position.ipynb #d0d0d67b
-_POSITION_TABLES = re.compile(r"(^|\.)(wpe|embed_positions|position_embeddings)$")
-
-def position_limit(model) -> int|None:
-    "The longest input a model can take at all: the size of its learned absolute-position table, or None."
-    sizes = [m.num_embeddings for n, m in model.named_modules() if isinstance(m, nn.Embedding) and _POSITION_TABLES.search(n)]
-    return min(sizes) if sizes else None
 
 # %% ../../nbs/eval/02_position.ipynb #f64c53af
 def check_position_max_length(max_length:int, # requested positions per document

@@ -25,8 +25,8 @@ __all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'SETTING_
            'bootstrap_diff_ci', 'permutation_test', 'paired_permutation_test', 'holm', 'cohen_dz', 'hedges_g',
            'compare_to_baseline', 'MixedCodePaths', 'check_code_paths', 'summarize', 'compare_settings',
            'write_summary', 'setting_name', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary',
-           'tested_outcome', 'rise_past_length', 'rise_curve', 'failure_onset', 'summarize_position',
-           'failure_sentence']
+           'tested_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices', 'seeds_words',
+           'rise_past_length', 'rise_curve', 'failure_onset', 'summarize_position', 'failure_sentence']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -379,6 +379,41 @@ def tested_outcome(summary:dict|str|Path, # a `summarize` result, or the path of
     head = (f"**{title}, as tested**{source}: {sum(v[metric]['n_seeds'] for v in s['settings'].values())} runs (seeds: {seeds}); "
             f"{path_title(s['code_path'])}; each run's {_PHRASES[metric][0]} {measured}.")
     return "\n".join([head, "", *(f"* {line}" for line in outcome_sentences(s, metric))])
+
+# %% ../../nbs/experiments/05_stats.ipynb #56d2a322
+def in_words(n:int) -> str:
+    "A count as a word, 'no' to 'ten'; digits above ten."
+    return "no one two three four five six seven eight nine ten".split()[n] if n <= 10 else str(n)
+
+def listing(xs:list[str], # the items, already in words
+           ) -> str:
+    "The items as prose: 'a', 'a and b', 'a, b and c' ('' for none)."
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1] if xs else ""
+
+# %% ../../nbs/experiments/05_stats.ipynb #f1ef6979
+def distinct(records:list[dict], # results records, or one of their parts (`arch`, `position`, ...)
+             key:str, # the field
+             fmt=str, # how a value is written (e.g. `millions`)
+            ) -> str:
+    "The field's distinct values, sorted and comma-separated; None and 0 (a field a run did not fill) left out."
+    return ", ".join(fmt(v) for v in sorted({r[key] for r in records} - {None, 0}))
+
+def millions(n:float) -> str:
+    "A count in millions, one decimal: '2.8M'."
+    return f"{n / 1e6:.1f}M"
+
+# %% ../../nbs/experiments/05_stats.ipynb #d665ce1c
+def on_devices(records:list[dict], # results records, each with the `device` it ran on
+              ) -> str:
+    "Where the runs ran: 'on one H200' for one kind of GPU, else every kind ('on NVIDIA A100, NVIDIA H200')."
+    kinds = sorted({r["device"] for r in records})
+    return f"on one {kinds[0].removeprefix('NVIDIA ')}" if len(kinds) == 1 else f"on {', '.join(kinds)}"
+
+def seeds_words(records:list[dict], # results records of one sweep
+               ) -> str:
+    "How many seeds a setting: 'three seeds', or the range ('2–4 seeds') when the settings have different numbers."
+    ns = sorted({len(rs) for rs in by_setting(records).values()})
+    return f"{in_words(ns[0])} seed{'s' * (ns[0] != 1)}" if len(ns) == 1 else f"{ns[0]}–{ns[-1]} seeds"
 
 # %% ../../nbs/experiments/05_stats.ipynb #3c3c0c20
 FAILURE_RISE = 0.1   # nats: a regime fails when every seed of the baseline rises at least this much past T

@@ -11,30 +11,8 @@ from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
 from ..models.family import decoder_blocks, require
 
 # %% auto #0
-__all__ = ['PACK_MULTIPLE', 'pack_examples', 'packing_collator', 'segment_layout', 'mixer_reference', 'fused_available', 'hooked',
-           'uses_fused', 'mixer_fused', 'packed_mixer_forward', 'packed_block_forward', 'packed_lm_forward',
-           'apply_packed_examples']
-
-# %% ../../nbs/ops/02_packed_examples.ipynb #d59b0082
-PACK_MULTIPLE = 512   # streams are padded to a multiple of this many tokens: a handful of shapes per run
-
-def pack_examples(items:list[dict], # examples {input_ids, labels} (token lists), as a padding collator takes them
-                  pad_id:int, # token that pads the stream after the last example
-                  multiple:int=PACK_MULTIPLE, # pad the stream to a multiple of this many tokens
-                 ) -> dict:
-    "One row holding every example end to end: `input_ids`, `labels` (-100 at each example's first token) and `seq_idx`."
-    ids = [t for it in items for t in it["input_ids"]]
-    labels = [-100 if j == 0 else t for it in items for j, t in enumerate(it["labels"])]
-    seq = [i for i, it in enumerate(items) for _ in it["input_ids"]]
-    pad, longest = -len(ids) % multiple, max(len(it["input_ids"]) for it in items)
-    seq += [len(items) + j // longest for j in range(pad)]   # padding: sequences no longer than the longest example
-    row = lambda xs, fill, dtype=torch.long: torch.tensor(xs + [fill] * pad, dtype=dtype)[None]
-    return {"input_ids": row(ids, pad_id), "labels": row(labels, -100), "seq_idx": torch.tensor(seq, dtype=torch.int32)[None]}
-
-# %% ../../nbs/ops/02_packed_examples.ipynb #28d907f0
-def packing_collator(pad_id:int, multiple:int=PACK_MULTIPLE):
-    "A data collator that packs each batch with `pack_examples`."
-    return lambda items: pack_examples(items, pad_id, multiple)
+__all__ = ['segment_layout', 'mixer_reference', 'fused_available', 'hooked', 'uses_fused', 'mixer_fused', 'packed_mixer_forward',
+           'packed_block_forward', 'packed_lm_forward', 'apply_packed_examples']
 
 # %% ../../nbs/ops/02_packed_examples.ipynb #657f6c8b
 def segment_layout(seq_idx:torch.Tensor, # (1, T) sequence index of each token, 0, 1, ... in order

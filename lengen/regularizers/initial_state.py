@@ -9,14 +9,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..data import PackedTextDataset, pack_documents
 from ..models.compat import cache_in, no_cache_in_training
 from ..models.family import decoder_blocks, require
 from ..ops.packed import fused_available, mixer_fused, uses_fused
 
 # %% auto #0
 __all__ = ['FIT_MOMENTUM', 'ssd_reference', 'chunk_scan', 'mixer_scan', 'InitialStates', 'initial_state_mixer_forward',
-           'apply_initial_state', 'StreamOrderSampler', 'lane_rows', 'LanePackedText']
+           'apply_initial_state']
 
 # %% ../../nbs/regularizers/01_initial_state.ipynb #4f0ed08a
 def ssd_reference(x:torch.Tensor, # (batch, T, heads, head_dim) the scan's input
@@ -164,31 +163,3 @@ def apply_initial_state(model:nn.Module, # a Mamba2ForCausalLM (changed in place
         block.mixer.forward = types.MethodType(initial_state_mixer_forward, block.mixer)
     model.register_forward_pre_hook(ctl.before_forward, with_kwargs=True)
     return ctl
-
-# %% ../../nbs/regularizers/01_initial_state.ipynb #4e17ee1b
-class StreamOrderSampler(torch.utils.data.Sampler):
-    "Packed rows as `lanes` contiguous streams read side by side: batch t holds row t of each stream."
-    def __init__(self, rows:int, # packed rows of the dataset
-                 lanes:int): # rows a step takes across processes (per-device batch x processes)
-        self.lanes, self.per_lane = lanes, rows // lanes
-    def __len__(self): return self.lanes * self.per_lane
-    def __iter__(self): return (lane * self.per_lane + t for t in range(self.per_lane) for lane in range(self.lanes))
-
-# %% ../../nbs/regularizers/01_initial_state.ipynb #4711d1c4
-def lane_rows(docs, # iterable of token-id lists
-              lanes:int, block_size:int, eos_id:int|None=None, append_eos:bool=True):
-    "Packed rows `{input_ids, labels}` from `lanes` token streams in turn: a lane's next row continues its last one."
-    docs = iter(docs)   # shared: each lane's packer takes the next document when it needs more tokens
-    packers = [pack_documents(docs, block_size, eos_id, append_eos) for _ in range(lanes)]
-    while True:
-        for packer in packers:
-            row = next(packer, None)
-            if row is None: return
-            yield row
-
-class LanePackedText(PackedTextDataset):
-    "A streamed `PackedTextDataset` whose rows come from `lanes` streams in turn (`lane_rows`)."
-    def __init__(self, stream:PackedTextDataset, lanes:int): super().__init__(stream.ds, stream.tok, stream.cfg); self.lanes = lanes
-    def __iter__(self):
-        c = self.cfg
-        return lane_rows(self._docs(), self.lanes, c.block_size, self.tok.eos_token_id, c.append_eos_between_docs)

@@ -16,7 +16,8 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from ..config import (CFG_KINDS, GROUPS, MULTIRUN_OVERRIDE, ConfigError, compose_config, finish_config, group_options, in_ipython,
                            job_dirname, run_multirun, show_config, sweep_jobs, validate_config)
-from ..data import build_tokenizer, build_train_dataset, copy_row_length, packed_rows_collator, packed_text, padding_collator, rank_and_world
+from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, copy_row_length, packed_rows_collator,
+                         packed_text, packing_collator, padding_collator, rank_and_world)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, write_json
 from ..checkpoints import (_checkpoints, checkpoint_problem, checkpoint_step, latest_checkpoint, resolve_checkpoint,
@@ -25,9 +26,9 @@ from ..models.mamba2 import no_decay_names
 from ..eval.copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
 from ..config import EVAL_METRICS
 from ..ops.kernels import apply_kernels, fused_loss, require_kernels
-from ..ops.packed import apply_packed_examples, packing_collator
+from ..ops.packed import apply_packed_examples
 from ..regularizers.dropout import apply_regularizers, format_sites, resolve_sites
-from ..regularizers.initial_state import LanePackedText, StreamOrderSampler, apply_initial_state
+from ..regularizers.initial_state import apply_initial_state
 from ..models.family import decoder_blocks, fused_kernels, require
 from ..ops.cuda_graphs import graph_blocks
 from ..models.build import build_model, model_skeleton
