@@ -12,20 +12,22 @@ import plotly.colors as pc, plotly.graph_objects as go
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import AutoTokenizer
+from transformers import AutoConfig, AutoTokenizer
 
 from ..config import ConfigError
 from .common import EVAL_DTYPES, load_for_eval, measured, train_length
 from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint, run_config_of
-from ..models.family import family_of, position_limit
+from ..models.compat import body_forward, mamba2_layer_states
+from ..models.family import decoder_blocks, family_of, position_limit, require
+from ..models.mamba2 import mamba2_piece_tokens
 
 # %% auto #0
 __all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'log2_bins', 'bin_means',
-           'document_labels', 'per_document_bins', 'check_position_max_length', 'smooth_log', 'plot_position_ce',
-           'check_known_tokens', 'evaluate_positions', 'context_windows', 'window_ce', 'markdown_window_table',
-           'position_summary', 'main', 'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra',
-           'eval_extra_from_config']
+           'document_labels', 'per_document_bins', 'state_positions', 'state_norms', 'state_norm_record',
+           'check_position_max_length', 'smooth_log', 'plot_position_ce', 'check_known_tokens', 'evaluate_positions',
+           'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main', 'compare_runs',
+           'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
 
 # %% ../../nbs/eval/02_position.ipynb #c68225e0
 def text_at(record, # one JSON record
@@ -142,6 +144,42 @@ def per_document_bins(own:list, # each document's CE per position (`per_position
     return {"bins": [list(b) for b in bins],
             "documents": [{**lab, "positions": len(c), "bin_ce": [round(x, 4) for x in bin_means(c, bins)]} for c, lab in zip(own, labels)]}
 
+# %% ../../nbs/eval/02_position.ipynb #83bdeb7f
+def state_positions(n:int, # tokens of the longest document
+                    start:int=16, # the first position
+                   ) -> list[int]:
+    "Where `state_norms` reads the state: `start`, 1.5 × `start`, 2 × `start`, 3 × `start`, ... (two points an octave), and `n`."
+    out, p = [], start
+    while p < n: out += [q for q in (p, p * 3 // 2) if q < n]; p *= 2
+    return out + [n]
+
+@torch.no_grad()
+def state_norms(model, ids:torch.Tensor, # (B, T) tokens, every row a whole document of T tokens
+                positions:list[int]|None=None, # where to read the state, increasing, at most T (default: `state_positions(T)`)
+               ) -> torch.Tensor:
+    "(layers, positions) the norm of each layer's SSM state after the first p tokens, for each p of `positions`, the mean over the rows."
+    require(model, "recurrent", "--state-norms", True, valid="off", why="an attention model has no recurrent state")
+    positions, layers = positions or state_positions(ids.shape[1]), len(decoder_blocks(model))
+    cache, start, norms, piece = None, 0, [], mamba2_piece_tokens(model, ids.shape[0])
+    for p in positions:
+        for s in range(start, p, piece): _, cache = body_forward(model.base_model, ids[:, s:min(s + piece, p)], cache=cache)
+        start = p
+        norms.append(torch.stack([mamba2_layer_states(cache, i)[1].float().flatten(1).norm(dim=1).mean() for i in range(layers)]))
+    return torch.stack(norms, 1).cpu()
+
+# %% ../../nbs/eval/02_position.ipynb #aa8ace9f
+def state_norm_record(model, docs:list[list[int]], # token ids of each document
+                      progress:bool=True) -> dict:
+    "`state_norms` of each document on one grid of positions: {positions, documents reaching each, per layer the mean norm}."
+    dev, positions = next(model.parameters()).device, state_positions(max(map(len, docs)))
+    total, count = torch.zeros(len(decoder_blocks(model)), len(positions), dtype=torch.float64), torch.zeros(len(positions))
+    for d in progress_bar(docs, "state norms", progress):
+        reach = [p for p in positions if p <= len(d)]
+        total[:, :len(reach)] += state_norms(model, torch.tensor([d[:reach[-1]]], device=dev), reach).double()
+        count[:len(reach)] += 1
+    return {"positions": positions, "documents": count.int().tolist(),
+            "layers": [[round(v, 4) for v in row] for row in (total / count.clamp(min=1)).tolist()]}
+
 # %% ../../nbs/eval/02_position.ipynb #f64c53af
 def check_position_max_length(max_length:int, # requested positions per document
                      longest:int, # tokens in the longest document
@@ -224,7 +262,9 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
                        output_dir:str|None=None, # default: the checkpoint's folder (local) or eval_results/<id>
                        output_name:str="per_position_ce", # stem of NAME.json / NAME.html
                        train_len:int|None=None, # the training length to mark; default: the run's data.block_size
-                       device:str|None=None, chunk:int=4096, progress:bool=True) -> dict:
+                       device:str|None=None, chunk:int=4096, progress:bool=True,
+                       with_state_norms:bool=False, # also each layer's SSM state norm along position (`state_norm_record`; recurrent models)
+                      ) -> dict:
     "Per-position cross-entropy of `ckpt` on the documents of `dataset_file`; writes and returns the result."
     if batch_size < 1: raise ConfigError("--batch-size", batch_size, "a positive number of documents")
     if dtype not in EVAL_DTYPES: raise ConfigError("--dtype", dtype, " | ".join(EVAL_DTYPES))
@@ -239,6 +279,7 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     docs = [d for d in docs if len(d) >= 2]
     model, _ = load_for_eval(ckpt, dtype, device)
     check_position_max_length(max_length, max(map(len, docs)), position_limit(model))
+    if with_state_norms: require(model, "recurrent", "--state-norms", True, valid="off", why="an attention model has no recurrent state")
     with measured(model.device) as m: ce, counts, own = per_position_ce(model, docs, batch_size, chunk, tok.pad_token_id or 0, progress)
     result = {"checkpoint": ckpt, "dataset_file": str(dataset_file), "max_length": max_length,
               "train_length": train_len if train_len is not None else train_length(run_config_of(ckpt)),
@@ -246,6 +287,7 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
               "peak_gib": None if m["peak_gib"] is None else round(m["peak_gib"], 2),
               "per_position_ce": ce.tolist(), "doc_counts": counts.tolist(),
               "per_document": per_document_bins(own, [lab for lab, d in zip(document_labels(dataset_file), kept) if d])}
+    if with_state_norms: result["state_norms"] = state_norm_record(model, docs, progress)
     write_json(result, out/f"{output_name}.json")
     write_figure(plot_position_ce({Path(ckpt).name: [result]}), out/f"{output_name}.html")
     return result
@@ -299,6 +341,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output-name", default="per_position_ce", help="stem of the .json and .html outputs")
     p.add_argument("--train-length", type=int, default=None, help="training length to mark (default: the run's block_size)")
     p.add_argument("--device", default=None, help="default: cuda when available, else cpu")
+    p.add_argument("--state-norms", action="store_true", help="also each layer's SSM state norm along position (recurrent models)")
     return p
 
 def main(argv:list[str]|None=None) -> int:
@@ -306,7 +349,7 @@ def main(argv:list[str]|None=None) -> int:
     a = _parser().parse_args(argv)
     def run():
         r = evaluate_positions(a.checkpoint, a.dataset_file, a.text_keypaths.split(","), a.max_length, a.batch_size, a.dtype,
-                               a.output_dir, a.output_name, a.train_length, a.device)
+                               a.output_dir, a.output_name, a.train_length, a.device, with_state_norms=a.state_norms)
         print(position_summary(r))
     return run_cli("lengen_eval_position", run)
 

@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 from omegaconf import OmegaConf
 from safetensors import safe_open
+from transformers import AutoConfig
 
 from hydra import initialize_config_dir
 from hydra._internal.callbacks import Callbacks   # (hydra-core is pinned below 1.4: its launcher API is stable there)
@@ -29,6 +30,7 @@ from ..config import CONF_DIR, JOB_NAME, ConfigError, compose_config, in_ipython
 from ..train.trainer import run_finished, train_job
 from ..checkpoints import _checkpoints, checkpoint_problem
 from ..eval.position import evaluate_positions, log2_bins, window_ce
+from ..models.family import family_of
 from ..io import device_name, repo_relative, repo_root, run_cli, write_json
 from .results import fmt_stats, seed_stats
 
@@ -148,16 +150,18 @@ def _eval_record(cfg, out:Path) -> dict:
 
 def checkpoint_curve(out:Path, cfg, # a finished run's output_dir and its config
                      progress:bool=False) -> list[dict]:
-    "Each complete checkpoint of a text run evaluated per position like its final model: the mean and each document's CE in `log2_bins`."
+    "Each complete checkpoint of a text run evaluated per position like its final model: the mean and each document's CE in `log2_bins`, and a recurrent model's state norms."
     ee, rows, tokens_per_step = cfg.eval_extra, [], cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * cfg.data.block_size
     for ck in (c for c in _checkpoints(out) if checkpoint_problem(c) is None):
         r = evaluate_positions(str(ck), ee.dataset_file, max_length=ee.max_length, batch_size=ee.batch_size, output_dir=str(ck),
-                               train_len=cfg.data.block_size, progress=progress)
+                               train_len=cfg.data.block_size, progress=progress,
+                               with_state_norms=family_of(AutoConfig.from_pretrained(str(ck))).recurrent)
         step = int(ck.name.rsplit("-", 1)[1])
         bins = log2_bins(len(r["per_position_ce"]))
         rows.append({"step": step, "train_tokens": step * tokens_per_step, "bins": [list(b) for b in bins],
                      "bin_ce": [round(window_ce(r, lo, hi), 5) for lo, hi in bins],
-                     "documents": [d["bin_ce"] for d in r["per_document"]["documents"]]})
+                     "documents": [d["bin_ce"] for d in r["per_document"]["documents"]],
+                     **({"state_norms": r["state_norms"]} if "state_norms" in r else {})})
     return rows
 
 def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
