@@ -679,11 +679,12 @@ JOB_NAME_BYTES = 120   # a longer name is cut and ends in a hash of the whole (f
 
 def job_dirname(job:list[str], # one job's overrides (`sweep_jobs`)
                ) -> str:
-    "The name of a multirun job's folder inside its `output_dir`: its overrides, sorted and joined by commas ('/' written '_'), less `JOB_NAME_LEAVES_OUT`; past `JOB_NAME_BYTES`, cut and ended by a hash of the whole."
+    "The name of a multirun job's folder inside its `output_dir`: its overrides, sorted and joined by commas ('/' written '_'), less `JOB_NAME_LEAVES_OUT`; past `JOB_NAME_BYTES`, the shortest first, cut, and ended by a hash of the whole."
     keep = sorted(o.lstrip("+~") for o in job if o.split("=", 1)[0].lstrip("+~") not in JOB_NAME_LEAVES_OUT)
     name = ",".join(keep).replace("/", "_")
     if len(name.encode()) <= JOB_NAME_BYTES: return name
-    return name.encode()[:JOB_NAME_BYTES - 13].decode(errors="ignore") + "-" + hashlib.sha1(name.encode()).hexdigest()[:12]
+    short_first = ",".join(sorted(keep, key=lambda o: (len(o), o))).replace("/", "_")   # what is cut is the long values, not a seed
+    return short_first.encode()[:JOB_NAME_BYTES - 13].decode(errors="ignore").rstrip(",") + "-" + hashlib.sha1(name.encode()).hexdigest()[:12]
 
 # %% ../nbs/core/00_config.ipynb #895cec21
 TIMEOUT_REQUEUES = 3   # how often a SLURM job that reaches its time limit is requeued (the plugin's own default, 0, never requeues one)
