@@ -6,13 +6,13 @@
 from __future__ import annotations
 import dataclasses, importlib
 
-from fastcore.docments import isdataclass
+from fastcore.docments import docments, isdataclass
 from nbdev.showdoc import BasicMarkdownRenderer
 
 from ._modidx import d as modidx
 
 # %% auto #0
-__all__ = ['exported_twin', 'SourceText', 'factory_default', 'FieldDocRenderer']
+__all__ = ['exported_twin', 'SourceText', 'factory_default', 'inherited_docment', 'FieldDocRenderer']
 
 # %% ../nbs/core/04_showdoc.ipynb #36bb2946
 def exported_twin(sym): # a class or function, possibly one a notebook defined in `__main__`
@@ -35,6 +35,15 @@ def factory_default(f:dataclasses.Field) -> SourceText: # a dataclass field with
     made_plain = isdataclass(type(value)) and value == type(value)()
     return SourceText(f"{type(value).__name__}()" if made_plain else repr(value))
 
+# %% ../nbs/core/04_showdoc.ipynb #ca4d04bf
+def inherited_docment(cls, # a dataclass
+                      name:str, # one of its fields
+                     ) -> str|None:
+    "The comment of field `name` in the first base dataclass of `cls` that gives it one (None if none does)."
+    for base in cls.__mro__[1:]:
+        if isdataclass(base) and (doc := docments(exported_twin(base)).get(name)): return doc
+    return None
+
 # %% ../nbs/core/04_showdoc.ipynb #66682713
 class FieldDocRenderer(BasicMarkdownRenderer):
     "nbdev's show_doc renderer, with each dataclass field's comment and its default factory's value shown."
@@ -42,5 +51,6 @@ class FieldDocRenderer(BasicMarkdownRenderer):
         super().__init__(exported_twin(sym), name=name, title_level=title_level, maxline=maxline)
         if not isdataclass(self.sym): return
         for f in dataclasses.fields(self.sym):
-            if f.default_factory is not dataclasses.MISSING and f.name in self.dm.dm:
-                self.dm.dm[f.name]["default"] = factory_default(f)
+            if f.name not in self.dm.dm: continue
+            if f.default_factory is not dataclasses.MISSING: self.dm.dm[f.name]["default"] = factory_default(f)
+            if self.dm.dm[f.name]["docment"] is None: self.dm.dm[f.name]["docment"] = inherited_docment(self.sym, f.name)

@@ -95,7 +95,7 @@ def test_fig1_paper_scale(tmp_path):
     assert "No results yet in" in "".join(outputs(nb, "stream"))          # the reduced sweep has none
     figs = outputs(nb, PLOTLY)
     assert len(figs) == 3                                                  # (a) the tests, (b) accuracy vs length, (c) during training
-    assert "code path: data.pack_examples, mamba2_fused_kernels on; kernels.liger off" in figs[0]["layout"]["title"]["text"]
+    assert "code path: data.pack_examples, mamba2_fused_kernels on; kernels.liger off" in figs[0]["layout"]["title"]["text"].replace("<br>", " ")
     assert len(figs[1]["data"]) == 3 * 5
     summary = json.loads((tmp_path / "res" / "copy_full_scale" / "summary.json").read_text())
     vp = summary["settings"]["vpad"]["AUC50_150"]
@@ -125,7 +125,7 @@ def test_fig1_refuses_mixed_code_paths(tmp_path):
     with pytest.raises(pm.PapermillExecutionError, match="code paths"):
         run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "res"))
     nb = run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "res"), allow_mixed_paths=True)
-    assert "2 code paths mixed (allow_mixed_paths)" in outputs(nb, PLOTLY)[0]["layout"]["title"]["text"]
+    assert "2 code paths mixed (allow_mixed_paths)" in outputs(nb, PLOTLY)[0]["layout"]["title"]["text"].replace("<br>", " ")
 
 
 def write_position_results(sweep, root):

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/eval/02_position.ipynb #c4878139
 from __future__ import annotations
-import argparse, json
+import argparse, hashlib, json
 from pathlib import Path
 
 import numpy as np
@@ -281,7 +281,8 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     check_position_max_length(max_length, max(map(len, docs)), position_limit(model))
     if with_state_norms: require(model, "recurrent", "--state-norms", True, valid="off", why="an attention model has no recurrent state")
     with measured(model.device) as m: ce, counts, own = per_position_ce(model, docs, batch_size, chunk, tok.pad_token_id or 0, progress)
-    result = {"checkpoint": ckpt, "dataset_file": str(dataset_file), "max_length": max_length,
+    result = {"checkpoint": ckpt, "dataset_file": str(dataset_file), "dataset_sha256": hashlib.sha256(Path(dataset_file).read_bytes()).hexdigest(),
+              "max_length": max_length,
               "train_length": train_len if train_len is not None else train_length(run_config_of(ckpt)),
               "num_documents": len(docs), "dtype": dtype, "seconds": round(m["seconds"], 3),
               "peak_gib": None if m["peak_gib"] is None else round(m["peak_gib"], 2),

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/experiments/04_results.ipynb #a5d8b7dd
 from __future__ import annotations
-import json
+import json, textwrap
 from itertools import takewhile
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from ..eval.position import context_windows, window_ce
 
 # %% auto #0
 __all__ = ['load_results', 'by_setting', 'seed_stats', 'seeds_label', 'fmt_stats', 'fake_result', 'fake_copy_result',
-           'copy_curves', 'copy_train_ranges', 'copy_table', 'plot_copy_sweep', 'copy_training_curves',
+           'copy_curves', 'copy_train_ranges', 'copy_table', 'title_layout', 'plot_copy_sweep', 'copy_training_curves',
            'plot_copy_training', 'copy_outcome', 'fake_position_result', 'position_runs', 'position_windows',
            'window_stats', 'rise_stats', 'position_table', 'position_outcome', 'load_bench', 'bench_rows',
            'bench_table', 'plot_bench']
@@ -110,6 +110,14 @@ def copy_table(results:list[dict], metric:str="exact_match_accuracy", order=None
     df = pd.DataFrame(cols); df.index.name = "string length"
     return df
 
+# %% ../../nbs/experiments/04_results.ipynb #793dc378
+def title_layout(text:str, # a figure's title
+                 width:int=90, # characters a line
+                ) -> dict:
+    "Layout arguments for a title broken into lines of at most `width` characters, with the top margin they need."
+    lines = textwrap.wrap(text, width) or [""]
+    return {"title": {"text": "<br>".join(lines)}, "margin": {"t": 40 + 24 * len(lines)}}
+
 # %% ../../nbs/experiments/04_results.ipynb #b2c5a5ab
 def _band(fig, x, lo, hi, color, **where):
     "A band (no legend entry) behind a curve."
@@ -137,7 +145,7 @@ def plot_copy_sweep(results:list[dict], metrics=EVAL_METRICS, order=None,
     fig.update_xaxes(type="log", dtick=1, title_text="string length")   # a label a decade: narrow panels keep them apart
     fig.update_xaxes(ticklabelstandoff=6)               # the x axis's first tick clear of the y axis's "0"
     fig.update_yaxes(range=[-0.02, 1.02]); fig.update_yaxes(title_text="accuracy", row=1, col=1)
-    fig.update_layout(title=title, template="plotly_white", height=430, legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(**title_layout(title), template="plotly_white", height=430, legend=dict(orientation="h", y=-0.25))
     return fig
 
 # %% ../../nbs/experiments/04_results.ipynb #17b39c58
@@ -173,7 +181,7 @@ def plot_copy_training(results:list[dict], metric:str="exact_match_accuracy", le
     ranges = ", ".join(f"{lo}–{hi}" for lo, hi in copy_train_ranges(results))
     fig.update_xaxes(title_text="training step"); fig.update_yaxes(range=[-0.02, 1.02])
     fig.update_yaxes(title_text=words, row=1, col=1)
-    fig.update_layout(title=title or f"During training: {words} past the training lengths ({ranges} letters), mean over seeds",
+    fig.update_layout(**title_layout(title or f"During training: {words} past the training lengths ({ranges} letters), mean over seeds"),
                       template="plotly_white", height=430, legend=dict(orientation="h", y=-0.25))
     return fig
 
@@ -202,7 +210,7 @@ def fake_position_result(sweep:str, name:str, seed:int, ce:list[float], # CE at 
                         ) -> dict:
     "A synthetic results record of a text run with given per-position CE and document counts."
     counts = list(doc_counts) if doc_counts is not None else [2] * len(ce)
-    return fake_result(sweep, name, seed, position={"dataset_file": "synthetic", "max_length": len(ce) + 1,
+    return fake_result(sweep, name, seed, position={"dataset_file": "synthetic", "dataset_sha256": None, "max_length": len(ce) + 1,
                        "train_length": train_length, "num_documents": max(counts), "dtype": "float32", "seconds": 0.0,
                        "per_position_ce": list(ce), "doc_counts": counts})
 

@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 from ..config import ConfigError
 from ..io import write_json
 from ..eval.position import window_ce
-from .results import by_setting
+from .results import by_setting, title_layout
 
 # %% auto #0
 __all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'SETTING_NAMES', 'FAILURE_RISE', 'POSITION_METRICS',
@@ -26,7 +26,8 @@ __all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'SETTING_
            'compare_to_baseline', 'MixedCodePaths', 'check_code_paths', 'summarize', 'compare_settings',
            'write_summary', 'setting_name', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary',
            'tested_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices', 'seeds_words',
-           'rise_past_length', 'rise_curve', 'failure_onset', 'summarize_position', 'failure_sentence']
+           'rise_past_length', 'rise_curve', 'failure_onset', 'check_eval_documents', 'summarize_position',
+           'failure_sentence']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -359,9 +360,9 @@ def plot_summary(summary:dict, metric:str=PRIMARY_METRIC, names:dict|None=None, 
     fig.add_vline(x=0, line=dict(color="gray", dash="dot"), row=1, col=2)
     n = sorted({s[metric]["n_seeds"] for s in settings.values()})
     seeds = f"{n[0]}" if n[0] == n[-1] else f"{n[0]}–{n[-1]}"
-    fig.update_yaxes(autorange="reversed")
-    fig.update_layout(template="plotly_white", height=120 + 45 * len(settings),
-                      title=title or f"{summary['sweep']}: {lead}{unit}, {seeds} seeds a setting ({path_title(summary['code_path'])})")
+    fig.update_yaxes(range=[len(settings) - 0.5, -0.9])   # reversed, with room above the first row for its p label
+    layout = title_layout(title or f"{summary['sweep']}: {lead}{unit}, {seeds} seeds a setting ({path_title(summary['code_path'])})")
+    fig.update_layout(**layout, template="plotly_white", height=80 + layout["margin"]["t"] + 45 * len(settings))
     return fig
 
 # %% ../../nbs/experiments/05_stats.ipynb #53922d67
@@ -445,6 +446,20 @@ def failure_onset(curve:list[dict], # `rise_curve`
     "The first checkpoint whose rise exceeds `threshold` (None if none does)."
     return next((r for r in curve if r["rise"] > threshold), None)
 
+# %% ../../nbs/experiments/05_stats.ipynb #e61a98e3
+def check_eval_documents(records:list[dict], # per-position results records
+                        ) -> tuple:
+    "The (number of documents, SHA-256) every record was evaluated on; a `ConfigError` naming the runs of each set if they differ."
+    sets = {}
+    for r in records: sets.setdefault((r["position"].get("num_documents"), r["position"].get("dataset_sha256")), []).append(run_id(r))
+    if len(sets) > 1:
+        said = "; ".join(f"{n} documents ({'SHA-256 ' + sha[:12] if sha else 'no SHA-256 recorded'}): {', '.join(ids)}"
+                         for (n, sha), ids in sets.items())
+        raise ConfigError("records", said, "runs evaluated on one set of held-out documents",
+                          hint="A difference between them could be the documents' content. Evaluate every run on one set, "
+                          "or compare only the runs of one set.")
+    return next(iter(sets), (None, None))
+
 # %% ../../nbs/experiments/05_stats.ipynb #f31fc55c
 def summarize_position(records:list[dict], # one sweep's per-position results records
                        baseline:str="baseline", allow_mixed_paths:bool=False,
@@ -453,6 +468,7 @@ def summarize_position(records:list[dict], # one sweep's per-position results re
     records = [r for r in records if "position" in r]
     sweeps, lengths = sorted({r["sweep"] for r in records}), sorted({r["position"]["train_length"] for r in records})
     if len(sweeps) != 1 or len(lengths) != 1: raise ConfigError("records", sweeps, "the per-position records of one sweep, one training length")
+    check_eval_documents(records)
     groups = by_setting(records, order=[baseline])
     if baseline not in groups: raise ConfigError("baseline", baseline, f"one of the settings {list(groups)}")
     values = {name: {r["seed"]: {"rise_4T_8T": rise_past_length(r["position"])} for r in rs} for name, rs in groups.items()}

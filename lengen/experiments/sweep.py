@@ -142,8 +142,8 @@ def _eval_record(cfg, out:Path) -> dict:
         return {"copy": rec}
     if cfg.eval_extra.dataset_file:
         r = json.loads((out/f"{cfg.eval_extra.output_name}.json").read_text())
-        keep = ("max_length", "train_length", "num_documents", "dtype", "seconds")
-        return {"position": {"dataset_file": repo_relative(r["dataset_file"]), **{k: r[k] for k in keep},
+        keep = ("dataset_sha256", "max_length", "train_length", "num_documents", "dtype", "seconds")
+        return {"position": {"dataset_file": repo_relative(r["dataset_file"]), **{k: r[k] for k in keep if k in r},
                              "per_position_ce": [round(v, 5) for v in r["per_position_ce"]], "doc_counts": r["doc_counts"],
                              **({"per_document": r["per_document"]} if "per_document" in r else {})}}
     return {}
