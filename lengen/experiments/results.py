@@ -112,11 +112,12 @@ def copy_table(results:list[dict], metric:str="exact_match_accuracy", order=None
 
 # %% ../../nbs/experiments/04_results.ipynb #793dc378
 def title_layout(text:str, # a figure's title
-                 width:int=90, # characters a line
+                 width:int=70, # characters a line (a title's 17-pixel letters across the site's ~800-pixel figures)
                 ) -> dict:
     "Layout arguments for a title broken into lines of at most `width` characters, with the top margin they need."
     lines = textwrap.wrap(text, width) or [""]
-    return {"title": {"text": "<br>".join(lines)}, "margin": {"t": 40 + 24 * len(lines)}}
+    return {"title": {"text": "<br>".join(lines), "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 20}},   # from the top down
+            "margin": {"t": 58 + 24 * len(lines)}}   # the lines, and below them the panels' own titles
 
 # %% ../../nbs/experiments/04_results.ipynb #b2c5a5ab
 def _band(fig, x, lo, hi, color, **where):
