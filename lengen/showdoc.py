@@ -12,7 +12,7 @@ from nbdev.showdoc import BasicMarkdownRenderer
 from ._modidx import d as modidx
 
 # %% auto #0
-__all__ = ['exported_twin', 'SourceText', 'factory_default', 'inherited_docment', 'FieldDocRenderer']
+__all__ = ['exported_twin', 'SourceText', 'factory_default', 'inherited_docments', 'FieldDocRenderer']
 
 # %% ../nbs/core/04_showdoc.ipynb #36bb2946
 def exported_twin(sym): # a class or function, possibly one a notebook defined in `__main__`
@@ -36,13 +36,13 @@ def factory_default(f:dataclasses.Field) -> SourceText: # a dataclass field with
     return SourceText(f"{type(value).__name__}()" if made_plain else repr(value))
 
 # %% ../nbs/core/04_showdoc.ipynb #ca4d04bf
-def inherited_docment(cls, # a dataclass
-                      name:str, # one of its fields
-                     ) -> str|None:
-    "The comment of field `name` in the first base dataclass of `cls` that gives it one (None if none does)."
-    for base in cls.__mro__[1:]:
-        if isdataclass(base) and (doc := docments(exported_twin(base)).get(name)): return doc
-    return None
+def inherited_docments(cls, # a dataclass
+                      ) -> dict:
+    "Field name -> its comment in the first base dataclass of `cls` (method resolution order) that gives it one."
+    out = {}
+    for base in reversed(cls.__mro__[1:]):   # the nearest base last, so its comment wins
+        if isdataclass(base): out.update({k: v for k, v in docments(exported_twin(base)).items() if v and k != "return"})
+    return out
 
 # %% ../nbs/core/04_showdoc.ipynb #66682713
 class FieldDocRenderer(BasicMarkdownRenderer):
@@ -50,7 +50,8 @@ class FieldDocRenderer(BasicMarkdownRenderer):
     def __init__(self, sym, name:str|None=None, title_level:int=3, maxline:int=110):
         super().__init__(exported_twin(sym), name=name, title_level=title_level, maxline=maxline)
         if not isdataclass(self.sym): return
+        inherited = inherited_docments(self.sym)
         for f in dataclasses.fields(self.sym):
             if f.name not in self.dm.dm: continue
             if f.default_factory is not dataclasses.MISSING: self.dm.dm[f.name]["default"] = factory_default(f)
-            if self.dm.dm[f.name]["docment"] is None: self.dm.dm[f.name]["docment"] = inherited_docment(self.sym, f.name)
+            if self.dm.dm[f.name]["docment"] is None: self.dm.dm[f.name]["docment"] = inherited.get(f.name)

@@ -24,10 +24,10 @@ from ..models.mamba2 import mamba2_piece_tokens
 
 # %% auto #0
 __all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'log2_bins', 'bin_means',
-           'document_labels', 'per_document_bins', 'state_positions', 'state_norms', 'state_norm_record',
-           'check_position_max_length', 'smooth_log', 'plot_position_ce', 'check_known_tokens', 'evaluate_positions',
-           'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main', 'compare_runs',
-           'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
+           'document_labels', 'per_document_bins', 'state_positions', 'require_state', 'state_norms',
+           'state_norm_record', 'check_position_max_length', 'smooth_log', 'plot_position_ce', 'check_known_tokens',
+           'evaluate_positions', 'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main',
+           'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
 
 # %% ../../nbs/eval/02_position.ipynb #c68225e0
 def text_at(record, # one JSON record
@@ -153,12 +153,16 @@ def state_positions(n:int, # tokens of the longest document
     while p < n: out += [q for q in (p, p * 3 // 2) if q < n]; p *= 2
     return out + [n]
 
+def require_state(model):
+    "The model's family; a `ConfigError` for `--state-norms` when it has no recurrent state."
+    return require(model, "recurrent", "--state-norms", True, valid="off", why="an attention model has no recurrent state")
+
 @torch.no_grad()
 def state_norms(model, ids:torch.Tensor, # (B, T) tokens, every row a whole document of T tokens
                 positions:list[int]|None=None, # where to read the state, increasing, at most T (default: `state_positions(T)`)
                ) -> torch.Tensor:
     "(layers, positions) the norm of each layer's SSM state after the first p tokens, for each p of `positions`, the mean over the rows."
-    require(model, "recurrent", "--state-norms", True, valid="off", why="an attention model has no recurrent state")
+    require_state(model)
     positions, layers = positions or state_positions(ids.shape[1]), len(decoder_blocks(model))
     cache, start, norms, piece = None, 0, [], mamba2_piece_tokens(model, ids.shape[0])
     for p in positions:
@@ -279,7 +283,7 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     docs = [d for d in docs if len(d) >= 2]
     model, _ = load_for_eval(ckpt, dtype, device)
     check_position_max_length(max_length, max(map(len, docs)), position_limit(model))
-    if with_state_norms: require(model, "recurrent", "--state-norms", True, valid="off", why="an attention model has no recurrent state")
+    if with_state_norms: require_state(model)   # before the loss pass, not after it
     with measured(model.device) as m: ce, counts, own = per_position_ce(model, docs, batch_size, chunk, tok.pad_token_id or 0, progress)
     result = {"checkpoint": ckpt, "dataset_file": str(dataset_file), "dataset_sha256": hashlib.sha256(Path(dataset_file).read_bytes()).hexdigest(),
               "max_length": max_length,

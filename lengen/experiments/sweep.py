@@ -152,10 +152,11 @@ def checkpoint_curve(out:Path, cfg, # a finished run's output_dir and its config
                      progress:bool=False) -> list[dict]:
     "Each complete checkpoint of a text run evaluated per position like its final model: the mean and each document's CE in `log2_bins`, and a recurrent model's state norms."
     ee, rows, tokens_per_step = cfg.eval_extra, [], cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * cfg.data.block_size
+    recurrent = family_of(AutoConfig.from_pretrained(str(out))).recurrent   # the run's final model: its checkpoints' family too
     for ck in (c for c in _checkpoints(out) if checkpoint_problem(c) is None):
         r = evaluate_positions(str(ck), ee.dataset_file, max_length=ee.max_length, batch_size=ee.batch_size, output_dir=str(ck),
                                train_len=cfg.data.block_size, progress=progress,
-                               with_state_norms=family_of(AutoConfig.from_pretrained(str(ck))).recurrent)
+                               with_state_norms=recurrent)
         step = int(ck.name.rsplit("-", 1)[1])
         bins = log2_bins(len(r["per_position_ce"]))
         rows.append({"step": step, "train_tokens": step * tokens_per_step, "bins": [list(b) for b in bins],
