@@ -21,6 +21,10 @@
 #     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='mfu' bash tools/tf525_gpu.sh")        # ~6 min
 #     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='cells' bash tools/tf525_gpu.sh")      # ~8 min
 #     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='kernels' bash tools/tf525_gpu.sh")    # ~8 min
+# The probe beside a sweep wave (tools/run_full_sweep_gpu.sh start, detached, on the same GPU): only the probe shares the
+# GPU (the copy and mfu stages time steps and need it alone); its dumps then take longer, so give each PROBE_LIMIT seconds
+# (default 280), e.g. PROBE_LIMIT=540 with one version a call. .gpu stays on the machine from the wave's first call, so
+# these calls carry only .gpu_tf525.
 # Stages (environment STAGES, default "probe copy mfu"):
 #   probe    tools/tf525_probe.py under 5.17, then 5.25, then compared: fused (mamba_ssm) vs torch-reference logits, loss
 #            and gradients in each version; the same checkpoint's evaluation logits through load_model and from_pretrained
@@ -54,7 +58,7 @@ summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
 if has probe; then   # the dumps stay on the machine (each > 16 MiB, more than a file that comes back), so two calls can share them
   PROBE_VERSIONS=${PROBE_VERSIONS:-517 525}; mkdir -p /tmp/tf525_probe
   [[ " $PROBE_VERSIONS " == *" 517 "* ]] && rm -rf /tmp/tf525_probe_ckpt   # the 5.17 dump writes the checkpoint the 5.25 dump reads
-  for v in $PROBE_VERSIONS; do timeout 280 env "$(pp $v)" python3 tools/tf525_probe.py dump "/tmp/tf525_probe/probe_$v.pt" || echo "probe under $v failed"; done
+  for v in $PROBE_VERSIONS; do timeout "${PROBE_LIMIT:-280}" env "$(pp $v)" python3 tools/tf525_probe.py dump "/tmp/tf525_probe/probe_$v.pt" || echo "probe under $v failed"; done
   if [ -f /tmp/tf525_probe/probe_517.pt ] && [ -f /tmp/tf525_probe/probe_525.pt ]; then
     python3 tools/tf525_probe.py compare /tmp/tf525_probe/probe_517.pt /tmp/tf525_probe/probe_525.pt | tee "$OUT/probe_compare.txt"
     summary "probe: $(tail -1 "$OUT/probe_compare.txt")"
