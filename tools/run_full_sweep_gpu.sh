@@ -69,8 +69,13 @@
 # which leaves the evaluations (slower when shared) ~8 minutes of a 24-minute wave: MAX_PARALLEL=4, 4 waves for the 15 copy runs. Measured (wave 6, 2026-12-03,
 # with the evaluation dense from 50 to 200 letters during training and 300-1000 letters only at the end): five runs at
 # once, 1254-1291 s each, the wave ending 21 minutes after it began (first step ~95 s: no Triton cache carried); so the
-# later waves run five: SWEEPS=copy_full_scale MAX_PARALLEL=5 SWEEP_ARGS='--seeds 4,5 --only baseline,vpad,pre_linear'
-# (five of its six runs start), then '--seeds 5,6,7 --only baseline,vpad,pre_linear' twice. Measured (wave 1,
+# later waves run five: SWEEPS=copy_full_scale MAX_PARALLEL=5 SWEEP_ARGS='--seeds 4,5 --only baseline,vpad,pre_linear'.
+# Wave 7 (2026-12-04, four runs beside the issue-42 probe) ran baseline seeds 4 and 5, VPAD and pre-linear seed 4;
+# baseline-seed5 and pre_linear-seed4 diverged (loss NaN from steps ~650 and ~1550), so the sweep adds baseline-seed8
+# and pre_linear-seed8 in their place (lengen.experiments.sweep.replacements). The next waves, five runs each:
+#   SWEEP_ARGS='--seeds 5,6 --only baseline,vpad,pre_linear'   (vpad/pre_linear 5, all three 6; the replacements wait)
+#   SWEEP_ARGS='--seeds 7 --only baseline,vpad,pre_linear'     (all three 7, then baseline-seed8 and pre_linear-seed8)
+# A run that diverges now stops at once (lengen.train.divergence) and its record says so: it frees its slot early. Measured (wave 1,
 # 2026-12-01): the first step took 94 s (autotuning), the four runs ended 1080-1180 s after they started (about 18 steps/s
 # each with the evaluations), the sweep 19.7 minutes into the wave and 21 minutes into the machine; five at once (~300 s
 # more) would not end inside TIME_LIMIT. A position_85m run

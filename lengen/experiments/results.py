@@ -4,7 +4,7 @@
 
 # %% ../../nbs/experiments/04_results.ipynb #a5d8b7dd
 from __future__ import annotations
-import json, textwrap
+import json, math, textwrap
 from itertools import takewhile
 from pathlib import Path
 
@@ -16,11 +16,11 @@ from ..config import EVAL_METRICS
 from ..eval.position import context_windows, window_ce
 
 # %% auto #0
-__all__ = ['load_results', 'by_setting', 'seed_stats', 'seeds_label', 'fmt_stats', 'fake_result', 'fake_copy_result',
-           'copy_curves', 'copy_train_ranges', 'copy_table', 'title_layout', 'plot_copy_sweep', 'copy_training_curves',
-           'plot_copy_training', 'copy_outcome', 'fake_position_result', 'position_runs', 'position_windows',
-           'window_stats', 'rise_stats', 'position_table', 'position_outcome', 'load_bench', 'bench_rows',
-           'bench_table', 'plot_bench']
+__all__ = ['load_results', 'by_setting', 'record_diverged', 'seed_stats', 'seeds_label', 'fmt_stats', 'fake_result',
+           'fake_copy_result', 'copy_curves', 'copy_train_ranges', 'copy_table', 'title_layout', 'plot_copy_sweep',
+           'copy_training_curves', 'plot_copy_training', 'copy_outcome', 'fake_position_result', 'position_runs',
+           'position_windows', 'window_stats', 'rise_stats', 'position_table', 'position_outcome', 'load_bench',
+           'bench_rows', 'bench_table', 'plot_bench']
 
 # %% ../../nbs/experiments/04_results.ipynb #74ec6742
 def load_results(folder) -> list[dict]:
@@ -35,6 +35,12 @@ def by_setting(results:list[dict], order:list[str]|None=None, # settings first i
     names = [n for n in (order or []) if any(r["name"] == n for r in results)]
     names += sorted({r["name"] for r in results} - set(names))
     return {n: [r for r in results if r["name"] == n] for n in names}
+
+# %% ../../nbs/experiments/04_results.ipynb #ce54c523
+def record_diverged(record:dict) -> bool:
+    "Whether a run's record says it diverged: `diverged` set, or a mean training loss that is not finite."
+    loss = record.get("train_loss")
+    return bool(record.get("diverged")) or (isinstance(loss, float) and not math.isfinite(loss))
 
 # %% ../../nbs/experiments/04_results.ipynb #32b6fda9
 def seed_stats(values:list[float]) -> dict:

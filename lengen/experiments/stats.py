@@ -17,17 +17,17 @@ from plotly.subplots import make_subplots
 from ..config import ConfigError
 from ..io import write_json
 from ..eval.position import window_ce
-from .results import by_setting, title_layout
+from .results import by_setting, record_diverged, title_layout
 
 # %% auto #0
 __all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'SETTING_NAMES', 'FAILURE_RISE', 'POSITION_METRICS',
            'run_id', 'last_k_curve', 'l50', 'em_area', 'common_lengths', 'run_metrics', 'bootstrap_ci',
            'bootstrap_diff_ci', 'permutation_test', 'paired_permutation_test', 'holm', 'cohen_dz', 'hedges_g',
-           'compare_to_baseline', 'MixedCodePaths', 'check_code_paths', 'summarize', 'compare_settings',
-           'write_summary', 'setting_name', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary',
-           'tested_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices', 'seeds_words',
-           'rise_past_length', 'rise_curve', 'failure_onset', 'check_eval_documents', 'summarize_position',
-           'failure_sentence']
+           'compare_to_baseline', 'MixedCodePaths', 'check_code_paths', 'diverged_runs', 'summarize',
+           'compare_settings', 'write_summary', 'setting_name', 'outcome_sentences', 'summary_table', 'path_title',
+           'plot_summary', 'diverged_sentence', 'tested_outcome', 'in_words', 'listing', 'distinct', 'millions',
+           'on_devices', 'seeds_words', 'rise_past_length', 'rise_curve', 'failure_onset', 'check_eval_documents',
+           'summarize_position', 'failure_sentence']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -223,6 +223,14 @@ def check_code_paths(records:list[dict], allow_mixed:bool=False) -> dict|str:
     if not allow_mixed: raise MixedCodePaths(list(groups.values()))
     return {"mixed": [p for p, _ in groups.values()]}
 
+# %% ../../nbs/experiments/05_stats.ipynb #696e049e
+def diverged_runs(records:list[dict]) -> dict:
+    "Setting -> the seeds of its runs that diverged (`record_diverged`), in order; {} when none did."
+    out = {}
+    for r in sorted(records, key=lambda r: r["seed"]):
+        if record_diverged(r): out.setdefault(r["name"], []).append(r["seed"])
+    return out
+
 # %% ../../nbs/experiments/05_stats.ipynb #ebb7b751
 def summarize(records:list[dict], # one sweep's copy-task results records
               baseline:str="baseline", # the setting every other is compared with
@@ -231,7 +239,8 @@ def summarize(records:list[dict], # one sweep's copy-task results records
               allow_mixed_paths:bool=False, # compare runs that took different code paths (recorded in the summary)
               level:float=0.95, n_boot:int=10_000, n_mc:int=100_000, seed:int=0) -> dict:
     "Per setting and metric: mean over seeds with its bootstrap interval, and against the baseline the difference, effect size and Holm-corrected p."
-    records = [r for r in records if "copy" in r]
+    left_out = diverged_runs(records)   # broken models: no evidence either way
+    records = [r for r in records if "copy" in r and not record_diverged(r)]
     sweeps = sorted({r["sweep"] for r in records})
     if len(sweeps) != 1: raise ConfigError("records", sweeps, "the copy-task records of one sweep")
     groups = by_setting(records, order=[baseline])
@@ -243,7 +252,7 @@ def summarize(records:list[dict], # one sweep's copy-task results records
     elif set(lengths) - set(common): raise ConfigError("lengths", sorted(lengths), f"lengths every run has in its last {k} evaluations: {common}")
     values = {name: {r["seed"]: run_metrics(r, lengths, k) for r in rs} for name, rs in groups.items()}
     return {"sweep": sweeps[0], "k": k, "lengths": sorted(lengths), "level": level, "metrics": dict(METRICS),
-            "primary_metric": PRIMARY_METRIC, "code_path": code_path, "baseline": baseline,
+            "primary_metric": PRIMARY_METRIC, "code_path": code_path, "baseline": baseline, "diverged": left_out,
             "settings": compare_settings(values, list(METRICS), baseline, groups, level, n_boot, n_mc, seed)}
 
 def compare_settings(values:dict, # setting -> seed -> metric -> the run's number
@@ -365,6 +374,16 @@ def plot_summary(summary:dict, metric:str=PRIMARY_METRIC, names:dict|None=None, 
     fig.update_layout(**layout, template="plotly_white", height=80 + layout["margin"]["t"] + 45 * len(settings))
     return fig
 
+# %% ../../nbs/experiments/05_stats.ipynb #f2838300
+def diverged_sentence(summary:dict) -> str:
+    "Which runs of a summary diverged, left out of its tests and replaced by further seeds ('' when none did)."
+    d = summary.get("diverged") or {}
+    n = sum(map(len, d.values()))
+    if not n: return ""
+    runs = "; ".join(f"{setting_name(name)}, seed{'s' * (len(s) > 1)} {', '.join(map(str, s))}" for name, s in d.items())
+    return (f"{'Runs' if n > 1 else 'A run'} that diverged (loss or weights not finite) {'are' if n > 1 else 'is'} left out of the "
+            f"tests, each replaced by a further seed of its setting: {runs}.")
+
 # %% ../../nbs/experiments/05_stats.ipynb #53922d67
 def tested_outcome(summary:dict|str|Path, # a `summarize` result, or the path of its summary.json
                    title:str="The sweep", # what the paragraph is about, e.g. "Figure 1 at the paper's scale"
@@ -378,7 +397,7 @@ def tested_outcome(summary:dict|str|Path, # a `summarize` result, or the path of
     measured = (f"from the mean of its last {s['k']} evaluations in training, on {', '.join(map(str, s['lengths']))} letters"
                 if "lengths" in s else f"from its final evaluation (training length T = {s['train_length']})")
     head = (f"**{title}, as tested**{source}: {sum(v[metric]['n_seeds'] for v in s['settings'].values())} runs (seeds: {seeds}); "
-            f"{path_title(s['code_path'])}; each run's {_PHRASES[metric][0]} {measured}.")
+            f"{path_title(s['code_path'])}; each run's {_PHRASES[metric][0]} {measured}." + (f" {d}" if (d := diverged_sentence(s)) else ""))
     return "\n".join([head, "", *(f"* {line}" for line in outcome_sentences(s, metric))])
 
 # %% ../../nbs/experiments/05_stats.ipynb #56d2a322
@@ -465,7 +484,8 @@ def summarize_position(records:list[dict], # one sweep's per-position results re
                        baseline:str="baseline", allow_mixed_paths:bool=False,
                        level:float=0.95, n_boot:int=10_000, n_mc:int=100_000, seed:int=0) -> dict:
     "`rise_4T_8T` per setting over seeds, each regularizer against the baseline (as `summarize`), and whether the baseline fails."
-    records = [r for r in records if "position" in r]
+    left_out = diverged_runs(records)
+    records = [r for r in records if "position" in r and not record_diverged(r)]
     sweeps, lengths = sorted({r["sweep"] for r in records}), sorted({r["position"]["train_length"] for r in records})
     if len(sweeps) != 1 or len(lengths) != 1: raise ConfigError("records", sweeps, "the per-position records of one sweep, one training length")
     check_eval_documents(records)
@@ -474,7 +494,7 @@ def summarize_position(records:list[dict], # one sweep's per-position results re
     values = {name: {r["seed"]: {"rise_4T_8T": rise_past_length(r["position"])} for r in rs} for name, rs in groups.items()}
     settings = compare_settings(values, list(POSITION_METRICS), baseline, groups, level, n_boot, n_mc, seed)
     return {"sweep": sweeps[0], "train_length": lengths[0], "level": level, "metrics": dict(POSITION_METRICS),
-            "primary_metric": "rise_4T_8T", "code_path": check_code_paths(records, allow_mixed_paths), "baseline": baseline,
+            "primary_metric": "rise_4T_8T", "code_path": check_code_paths(records, allow_mixed_paths), "baseline": baseline, "diverged": left_out,
             "baseline_fails": min(settings[baseline]["rise_4T_8T"]["values"]) >= FAILURE_RISE, "failure_rise": FAILURE_RISE,
             "settings": settings}
 

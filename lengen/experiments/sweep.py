@@ -27,17 +27,18 @@ from hydra.types import HydraContext, RunMode
 from omegaconf.errors import OmegaConfBaseException
 
 from ..config import CONF_DIR, JOB_NAME, ConfigError, compose_config, in_ipython, launcher_defaults, register_schema
-from ..train.trainer import run_finished, train_job
-from ..checkpoints import _checkpoints, checkpoint_problem
+from ..train.trainer import run_diverged, run_finished, train_job
+from ..train.divergence import DIVERGED_EXIT
+from ..checkpoints import _checkpoints, checkpoint_problem, latest_checkpoint
 from ..eval.position import evaluate_positions, log2_bins, window_ce
 from ..models.family import family_of
 from ..io import device_name, repo_relative, repo_root, run_cli, write_json
-from .results import fmt_stats, seed_stats
+from .results import fmt_stats, record_diverged, seed_stats
 
 # %% auto #0
 __all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'relative_override', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result',
            'train_command', 'count_parameters', 'checkpoint_curve', 'collect_result', 'mps_daemon', 'child_env',
-           'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'window_rates', 'bench_command',
+           'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'replacements', 'window_rates', 'bench_command',
            'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs',
            'job_overrides', 'in_given_folder', 'launch_sweep', 'collect_finished', 'check_specs', 'tally', 'main']
 
@@ -172,22 +173,24 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                    devices:int=1, # the GPUs the concurrent runs were spread over (1 on a machine without)
                    launcher:str|None=None, # the Hydra launcher that ran it (`launch_sweep`; None: `run_sweep`'s processes)
                   ) -> dict:
-    "The results record of a finished run: what ran, at what size, how long, and what its evaluation measured."
+    "The results record of a finished run: what ran, at what size, how long, and what its evaluation measured (a diverged run: where it diverged)."
     out = Path(out_dir)
     cfg = OmegaConf.load(out/"lengen_config.yaml")
     summ = json.loads((out/"train_summary.json").read_text())
+    diverged = summ.get("diverged")   # no final model, no evaluation: the newest checkpoint has the parameters
     return {"sweep": spec.sweep, "name": spec.name, "experiment": spec.experiment,
             "overrides": [relative_override(o) for o in spec.overrides], "seed": spec.seed, "max_steps": cfg.max_steps, "steps": summ["global_step"], "rows_per_step": summ["rows_per_step"],
-            "train_tokens": summ["train_tokens"], "train_loss": summ["train_loss"], "parameters": count_parameters(out),
+            "train_tokens": summ["train_tokens"], "train_loss": summ["train_loss"],
+            "parameters": count_parameters(latest_checkpoint(out) or out if diverged else out) or None,   # None: diverged before a checkpoint
             "arch": {k: cfg.arch[k] for k in ("hidden_size", "num_hidden_layers", "num_heads", "head_dim", "state_size")},
             "regularizer": {"dropout_rate": cfg.dropout.rate, "dropout_mode": cfg.dropout.mode,
                             "residual_dropout_rate": cfg.residual_dropout.rate, "weight_decay": cfg.optim.weight_decay,
                             "initial_state_mode": cfg.initial_state.mode},
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "launcher": launcher, "bf16": cfg.bf16,
-            "device": summ.get("provenance", {}).get("gpu") or device_name(), **_eval_record(cfg, out),
+            "device": summ.get("provenance", {}).get("gpu") or device_name(), **({"diverged": diverged} if diverged else _eval_record(cfg, out)),
             "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"}),
-            **({"position_curve": checkpoint_curve(out, cfg)} if spec.eval_checkpoints else {})}
+            **({"position_curve": checkpoint_curve(out, cfg)} if spec.eval_checkpoints and not diverged else {})}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #8476aae2
 MPS_CONTROL = "nvidia-cuda-mps-control"
@@ -257,7 +260,7 @@ def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run
             mps:bool=False, # whether the runs share the GPU through CUDA MPS (recorded)
             devices:int=1, # the GPUs the concurrent runs are spread over (recorded)
            ) -> dict:
-    "Train and evaluate one run in a `lengen_train` process; write its results JSON when it succeeds."
+    "Train and evaluate one run in a `lengen_train` process; write its results JSON when it succeeds or diverges."
     out = run_dir(spec, work_root); out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     with open(out/"sweep.log", "ab") as log:
@@ -265,9 +268,10 @@ def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run
         except subprocess.TimeoutExpired: rc = "stopped at the time limit"
     wall = time.time() - t0
     status = {"run": f"{spec.sweep}/{spec.run_id}", "seconds": round(wall, 1)}
-    if rc != 0: return {**status, "status": f"failed ({rc})", "log": str(out/"sweep.log"), "tail": _tail(out/"sweep.log")}
+    diverged = rc == DIVERGED_EXIT and run_diverged(out)   # stopped by lengen_train: recorded, not tried again
+    if rc != 0 and not diverged: return {**status, "status": f"failed ({rc})", "log": str(out/"sweep.log"), "tail": _tail(out/"sweep.log")}
     path = write_result(collect_result(spec, out, wall, concurrent_runs, mps, devices), results_root)
-    return {**status, "status": "done", "json": str(path)}
+    return {**status, "status": "diverged" if diverged else "done", "json": str(path)}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #124ecf38
 def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_root/<sweep>/
@@ -347,6 +351,17 @@ SWEEPS = {
         scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "eval_extra.dataset_file={data}/heldout.jsonl",
                "save_total_limit=null", "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),
 }
+
+# %% ../../nbs/experiments/00_sweep.ipynb #b6a2d60b
+def replacements(specs:list[RunSpec], results_root) -> list[RunSpec]:
+    "Per setting of `specs`, one run of a further seed for each of its runs whose record says it diverged: the seeds after the last its sweep lists."
+    settings, out = {}, []
+    for s in specs: settings.setdefault((s.sweep, s.name), []).append(s)
+    for (sweep, name), group in settings.items():
+        listed = SWEEPS[sweep].seeds_of.get(name, SWEEPS[sweep].seeds) if sweep in SWEEPS else [s.seed for s in group]
+        records = [json.loads(p.read_text()) for p in (Path(results_root)/sweep).glob(f"{name}-seed*.json")]
+        out += [replace(group[0], seed=max(listed) + 1 + k) for k in range(sum(map(record_diverged, records)))]
+    return [s for s in out if s not in specs]
 
 # %% ../../nbs/experiments/00_sweep.ipynb #1e901ed1
 def window_rates(step_ends:list[list[float]], # per process, the clock time (s) of each of its step ends, in order
@@ -580,6 +595,7 @@ def main(argv:list[str]|None=None) -> int:
             return
         seeds = _ints("--seeds", a.seeds) if a.seeds else None
         specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only else None)
+        specs += replacements(specs, a.results_root)   # a diverged run's setting runs its next seed
         if a.collect:
             print("\n".join(f"wrote {repo_relative(p)}" for p in collect_finished(specs, a.results_root, a.work_root)) or "no finished run without a record")
             return

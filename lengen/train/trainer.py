@@ -19,6 +19,7 @@ from ..config import (CFG_KINDS, GROUPS, MULTIRUN_OVERRIDE, ConfigError, compose
 from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, copy_row_length, packed_rows_collator,
                          packed_text, packing_collator, padding_collator, rank_and_world)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
+from .divergence import DIVERGED_EXIT, Diverged, DivergenceGuard, finite_weights
 from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, write_json
 from ..checkpoints import (_checkpoints, checkpoint_problem, checkpoint_step, latest_checkpoint, resolve_checkpoint,
                                 resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
@@ -41,7 +42,7 @@ __all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'SITES_USAGE', 'dat
            'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path',
            'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume', 'run_training', 'parse_argv',
            'sites_report', 'group_listing', 'interrupted_message', 'run_command', 'bars_for_logs', 'main', 'sites_main',
-           'run_finished', 'job_config', 'train_job', 'multirun_main']
+           'run_finished', 'run_diverged', 'job_config', 'train_job', 'multirun_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #b77fdb01
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -137,10 +138,11 @@ def saving(final:Path, # the checkpoint being written, output_dir/checkpoint-<st
 
 # %% ../../nbs/train/00_trainer.ipynb #7335925e
 class LengenTrainer(Trainer):
-    "HF Trainer with atomic checkpoints, the mamba_ssm weight-decay policy and the run config saved alongside."
+    "HF Trainer with atomic checkpoints of finite weights only, the mamba_ssm weight-decay policy and the run config saved alongside."
     def __init__(self, *args, lengen_cfg=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.lengen_cfg = lengen_cfg
+        self.lengen_cfg, self.divergence = lengen_cfg, DivergenceGuard()   # stops the run at a non-finite loss
+        self.add_callback(self.divergence)
 
     def _get_train_sampler(self, train_dataset=None):
         "Prepared rows in stream order when `initial_state.mode=passing` (a row's state passes to the row it continues)."
@@ -170,6 +172,8 @@ class LengenTrainer(Trainer):
         share_files(output_dir or self.args.output_dir)   # transformers writes the weights through a private temporary file
 
     def _save_checkpoint(self, model, trial):
+        if not finite_weights(self.model):   # diverged between two logged losses: no checkpoint to resume into NaNs
+            return self.divergence.record(self.state.global_step, "a weight", self.control)
         final = Path(self.args.output_dir)/f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
         staging, real = Path(self.args.output_dir)/".partial", self.args.output_dir
         with saving(final, staging, 3 * tensor_bytes(self.model.parameters())):   # the weights and AdamW's two moments
@@ -424,18 +428,21 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
     t0 = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
     metrics = {"train_loss": result.training_loss, "train_seconds": time.time() - t0}
+    found = trainer.divergence.found   # a diverged run keeps no final model and is not evaluated
     model.config.use_cache = True    # the saved model is for inference
     with disk_faults(cfg.output_dir, "the run's final model and records", tensor_bytes(model.parameters()),
                      kept="Its checkpoints are intact: resume_from_checkpoint=auto finishes the run from the newest."):
-        trainer.save_model(cfg.output_dir)
-        if not main: return metrics
-        OmegaConf.save(cfg, Path(cfg.output_dir)/"lengen_config.yaml")
-        summary = {**train_summary(cfg, trainer.state.global_step, args.world_size, metrics), "provenance": provenance(run_code_path(model, cfg))}
-        if cfg.data.synthetic == "copy" and cfg.eval_steps:
-            write_json(eval_curve(trainer.state.log_history, cfg), Path(cfg.output_dir)/"eval_curve.json")
-        if cfg.data.synthetic == "copy": metrics.update(final_copy_eval(trainer.model, tok, cfg))
-        if cfg.eval_extra.dataset_file: metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
-        write_json(summary, Path(cfg.output_dir)/"train_summary.json")   # last: a run whose train_summary.json exists has finished
+        if not found: trainer.save_model(cfg.output_dir)
+        if main:
+            OmegaConf.save(cfg, Path(cfg.output_dir)/"lengen_config.yaml")
+            summary = {**train_summary(cfg, trainer.state.global_step, args.world_size, metrics), **({"diverged": found} if found else {}),
+                       "provenance": provenance(run_code_path(model, cfg))}
+            if cfg.data.synthetic == "copy" and cfg.eval_steps:
+                write_json(eval_curve(trainer.state.log_history, cfg), Path(cfg.output_dir)/"eval_curve.json")
+            if cfg.data.synthetic == "copy" and not found: metrics.update(final_copy_eval(trainer.model, tok, cfg))
+            if cfg.eval_extra.dataset_file and not found: metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
+            write_json(summary, Path(cfg.output_dir)/"train_summary.json")   # last: a run whose train_summary.json exists has finished
+    if found: raise Diverged(found, cfg.output_dir, latest_checkpoint(cfg.output_dir))
     return metrics
 
 # %% ../../nbs/train/00_trainer.ipynb #ca1cb117
@@ -484,6 +491,8 @@ USAGE = """usage: lengen_train family=NAME regularizer=NAME [key=value ...] [--c
   --cfg job          print the resolved config and exit (hydra: Hydra's settings, the launcher's; all: both)
   dry_run=true       validate, print the config and exit before building the model
   --list             list the families, the regularizers and the shipped experiments
+Exit status: 0 done; 2 refused input (one paragraph names the field); 3 the run diverged (its loss or weights
+not finite: it stopped there, train_summary.json says where); 130 Ctrl-C.
 Multi-GPU: torchrun --nproc-per-node=N -m lengen.train.trainer family=NAME regularizer=NAME"""
 
 # %% ../../nbs/train/00_trainer.ipynb #745d1af7
@@ -527,6 +536,9 @@ def main(argv:list[str]|None=None) -> int:
     except ConfigError as e:
         print(f"lengen_train: {e}", file=sys.stderr)
         return 2
+    except Diverged as e:
+        print(f"lengen_train: {e}", file=sys.stderr)
+        return DIVERGED_EXIT
     except KeyboardInterrupt: return 130   # the run has said where it stopped; 128 + SIGINT, what a shell reports for Ctrl-C
 
 def _command(argv:list[str]) -> int:
@@ -568,8 +580,12 @@ def sites_main(argv:list[str]|None=None) -> int:
 
 # %% ../../nbs/train/00_trainer.ipynb #1a875cc6
 def run_finished(output_dir) -> bool:
-    "Whether `output_dir` holds a finished run: its `train_summary.json`, which a run writes last."
+    "Whether `output_dir` holds a finished run: its `train_summary.json`, which a run writes last (a diverged run too)."
     return (Path(output_dir)/"train_summary.json").is_file()
+
+def run_diverged(output_dir) -> bool:
+    "Whether the finished run in `output_dir` stopped because it diverged (its `train_summary.json` says where)."
+    return run_finished(output_dir) and bool(json.loads((Path(output_dir)/"train_summary.json").read_text()).get("diverged"))
 
 # %% ../../nbs/train/00_trainer.ipynb #d010f4f5
 def job_config(cfg, # a multirun job's composed config
@@ -595,11 +611,14 @@ def train_job(cfg:DictConfig, # the job's config, as Hydra composed it
     try:
         cfg = place(finish_config(cfg, HydraConfig.get().runtime.choices), job)
         outcome["output_dir"] = cfg.output_dir
-        if run_finished(cfg.output_dir): return {**outcome, "status": "finished earlier"}
+        if run_finished(cfg.output_dir): return {**outcome, "status": "diverged earlier" if run_diverged(cfg.output_dir) else "finished earlier"}
         run_command(cfg, {"experiment": experiment, "overrides": [o for o in job if not o.startswith("+experiment=")]})
     except ConfigError as e:
         print(f"lengen_train: {e}", file=sys.stderr, flush=True)
         return {**outcome, "status": "refused", "message": str(e)}
+    except Diverged as e:
+        print(f"lengen_train: {e}", file=sys.stderr, flush=True)
+        return {**outcome, "status": "diverged", "message": str(e)}
     except Exception as e:
         traceback.print_exc()   # into the job's log
         return {**outcome, "status": "failed", "message": " ".join(f"{type(e).__name__}: {e}".split())[:300]}
@@ -626,10 +645,10 @@ def multirun_main(overrides:list[str], # the command line's overrides, `+experim
         raise
     for r in results:
         print(f"lengen_train: {r['status']}: {r['output_dir']}" + (f": {r['message']}" if r.get("message") else ""),
-              file=sys.stderr if r["status"] in ("refused", "failed") else sys.stdout)
+              file=sys.stderr if r["status"] in ("refused", "failed", "diverged") else sys.stdout)
     tally = collections.Counter(r["status"] for r in results)
     print(f"lengen_train: {len(results)} runs: " + ", ".join(f"{n} {s}" for s, n in tally.items()))
-    return 1 if tally["failed"] else 2 if tally["refused"] else 0
+    return 1 if tally["failed"] else 2 if tally["refused"] else DIVERGED_EXIT if tally["diverged"] else 0
 
 # %% ../../nbs/train/00_trainer.ipynb #26341901
 if __name__ == "__main__" and not in_ipython(): sys.exit(main())
