@@ -105,15 +105,16 @@ running() { [ -f "$W/sweep.pid" ] && kill -0 "$(cat "$W/sweep.pid")" 2>/dev/null
 
 progress() {   # one line per run from its log: done or not, training steps (~, from the logged losses), evaluations, last loss
   python3 - <<'PY'
-import os, pathlib, re, time
+import json, os, pathlib, re, time
 W = pathlib.Path(os.environ["W"])
 t0 = float((W/"started").read_text()) if (W/"started").is_file() else time.time()
 print(f"--- {time.strftime('%H:%M:%S')}: {(time.time() - t0) / 60:.1f} min into the wave")
 for log in sorted(W.glob("runs/*/*/sweep.log")):
     sweep, run, text = log.parent.parent.name, log.parent.name, log.read_text(errors="replace")
-    losses = re.findall(r"'loss': '?([-0-9.eE+]+)", text)
+    losses = re.findall(r"'loss': '?([-0-9.eE+]+|nan|-?inf)", text)   # a NaN loss counts: the run stops at it (lengen.train.divergence)
     evals = sum("'copy/exact_match_accuracy@" in line for line in text.splitlines())
-    state = "done" if (W/"results"/sweep/f"{run}.json").is_file() else "not done"
+    rec = W/"results"/sweep/f"{run}.json"
+    state = ("diverged" if json.loads(rec.read_text()).get("diverged") else "done") if rec.is_file() else "not done"
     began = (log.parent/"lengen_command.json").stat().st_mtime if (log.parent/"lengen_command.json").is_file() else t0
     print(f"{sweep}/{run}: {state}; {(time.time() - began) / 60:.1f} min since it began; ~step {50 * (len(losses) + evals)} "
           f"(a loss logged every 50 steps, none at an evaluation), {evals} evaluations, last loss {losses[-1] if losses else '-'}")
