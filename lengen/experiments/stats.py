@@ -244,7 +244,8 @@ def summarize(records:list[dict], # one sweep's copy-task results records
     sweeps = sorted({r["sweep"] for r in records})
     if len(sweeps) != 1: raise ConfigError("records", sweeps, "the copy-task records of one sweep")
     groups = by_setting(records, order=[baseline])
-    if baseline not in groups: raise ConfigError("baseline", baseline, f"one of the settings {list(groups)}")
+    if baseline not in groups: raise ConfigError("baseline", baseline, f"one of the settings {list(groups)}",
+                                                 hint=f"Every run of {baseline} diverged ({left_out[baseline]})." if baseline in left_out else "")
     for name, rs in groups.items():
         if len({r["seed"] for r in rs}) < len(rs): raise ConfigError("records", name, "one record per setting and seed", hint=f"{name} has a seed twice.")
     code_path, common = check_code_paths(records, allow_mixed_paths), common_lengths(records, k)
@@ -382,7 +383,7 @@ def diverged_sentence(summary:dict) -> str:
     if not n: return ""
     runs = "; ".join(f"{setting_name(name)}, seed{'s' * (len(s) > 1)} {', '.join(map(str, s))}" for name, s in d.items())
     return (f"{'Runs' if n > 1 else 'A run'} that diverged (loss or weights not finite) {'are' if n > 1 else 'is'} left out of the "
-            f"tests, each replaced by a further seed of its setting: {runs}.")
+            f"tests: {runs}; the sweep runs a further seed of the setting in place of each (the seeds above are those completed).")
 
 # %% ../../nbs/experiments/05_stats.ipynb #53922d67
 def tested_outcome(summary:dict|str|Path, # a `summarize` result, or the path of its summary.json

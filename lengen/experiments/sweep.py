@@ -27,8 +27,8 @@ from hydra.types import HydraContext, RunMode
 from omegaconf.errors import OmegaConfBaseException
 
 from ..config import CONF_DIR, JOB_NAME, ConfigError, compose_config, in_ipython, launcher_defaults, register_schema
-from ..train.trainer import run_diverged, run_finished, train_job
-from ..train.divergence import DIVERGED_EXIT
+from ..train.trainer import run_finished, train_job
+from ..train.divergence import DIVERGED_EXIT, diverged_record
 from ..checkpoints import _checkpoints, checkpoint_problem, latest_checkpoint
 from ..eval.position import evaluate_positions, log2_bins, window_ce
 from ..models.family import family_of
@@ -262,13 +262,16 @@ def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run
            ) -> dict:
     "Train and evaluate one run in a `lengen_train` process; write its results JSON when it succeeds or diverges."
     out = run_dir(spec, work_root); out.mkdir(parents=True, exist_ok=True)
+    status = {"run": f"{spec.sweep}/{spec.run_id}", "seconds": 0.0}
+    if diverged_record(out):   # diverged in an earlier sweep whose record was not written: recorded, never trained on
+        return {**status, "status": "diverged", "json": str(write_result(collect_result(spec, out, 0.0, concurrent_runs, mps, devices), results_root))}
     t0 = time.time()
     with open(out/"sweep.log", "ab") as log:
         try: rc = subprocess.run(train_command(spec, out), stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout).returncode
         except subprocess.TimeoutExpired: rc = "stopped at the time limit"
     wall = time.time() - t0
     status = {"run": f"{spec.sweep}/{spec.run_id}", "seconds": round(wall, 1)}
-    diverged = rc == DIVERGED_EXIT and run_diverged(out)   # stopped by lengen_train: recorded, not tried again
+    diverged = rc == DIVERGED_EXIT and diverged_record(out) is not None   # stopped by lengen_train: recorded, not tried again
     if rc != 0 and not diverged: return {**status, "status": f"failed ({rc})", "log": str(out/"sweep.log"), "tail": _tail(out/"sweep.log")}
     path = write_result(collect_result(spec, out, wall, concurrent_runs, mps, devices), results_root)
     return {**status, "status": "diverged" if diverged else "done", "json": str(path)}
@@ -354,13 +357,16 @@ SWEEPS = {
 
 # %% ../../nbs/experiments/00_sweep.ipynb #b6a2d60b
 def replacements(specs:list[RunSpec], results_root) -> list[RunSpec]:
-    "Per setting of `specs`, one run of a further seed for each of its runs whose record says it diverged: the seeds after the last its sweep lists."
+    "Per setting of `specs`, a run of a further seed for each of its listed seeds that diverged: the first seeds after the sweep's last that have not diverged."
     settings, out = {}, []
     for s in specs: settings.setdefault((s.sweep, s.name), []).append(s)
     for (sweep, name), group in settings.items():
-        listed = SWEEPS[sweep].seeds_of.get(name, SWEEPS[sweep].seeds) if sweep in SWEEPS else [s.seed for s in group]
-        records = [json.loads(p.read_text()) for p in (Path(results_root)/sweep).glob(f"{name}-seed*.json")]
-        out += [replace(group[0], seed=max(listed) + 1 + k) for k in range(sum(map(record_diverged, records)))]
+        listed = SWEEPS[sweep].seeds_of.get(name, SWEEPS[sweep].seeds) if sweep in SWEEPS else sorted({s.seed for s in group})
+        bad = {r["seed"] for p in (Path(results_root)/sweep).glob(f"{name}-seed*.json") if record_diverged(r := json.loads(p.read_text()))}
+        need, seed = len(bad & set(listed)), max(listed)
+        while need:   # a further seed that diverged too is passed over: the next one replaces it
+            seed += 1
+            if seed not in bad: out.append(replace(group[0], seed=seed)); need -= 1
     return [s for s in out if s not in specs]
 
 # %% ../../nbs/experiments/00_sweep.ipynb #1e901ed1

@@ -4,14 +4,15 @@
 
 # %% ../../nbs/train/02_divergence.ipynb #1073d064
 from __future__ import annotations
-import math
+import json, math
+from pathlib import Path
 
 import torch
 from torch import nn
 from transformers import TrainerCallback
 
 # %% auto #0
-__all__ = ['DIVERGED_EXIT', 'finite_weights', 'DivergenceGuard', 'Diverged']
+__all__ = ['DIVERGED_EXIT', 'finite_weights', 'DivergenceGuard', 'Diverged', 'diverged_record']
 
 # %% ../../nbs/train/02_divergence.ipynb #20b3447e
 DIVERGED_EXIT = 3   # lengen_train's exit status for a run that diverged (2: refused input, 130: Ctrl-C)
@@ -62,3 +63,9 @@ class Diverged(RuntimeError):
                          "After such a step every later weight is NaN too, so training stopped there; no final model was saved and "
                          f"no evaluation ran. {kept} train_summary.json records the step. To train the setting anyway: a lower "
                          "optim.lr, a longer schedule.warmup_steps, or another seed.")
+
+# %% ../../nbs/train/02_divergence.ipynb #2c2b7ad7
+def diverged_record(output_dir) -> dict|None:
+    "Where the finished run in `output_dir` diverged (its train_summary.json's `diverged`); None for a run that did not, or has not finished."
+    f = Path(output_dir)/"train_summary.json"
+    return json.loads(f.read_text()).get("diverged") if f.is_file() else None

@@ -19,7 +19,7 @@ from ..config import (CFG_KINDS, GROUPS, MULTIRUN_OVERRIDE, ConfigError, compose
 from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, copy_row_length, packed_rows_collator,
                          packed_text, packing_collator, padding_collator, rank_and_world)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
-from .divergence import DIVERGED_EXIT, Diverged, DivergenceGuard, finite_weights
+from .divergence import DIVERGED_EXIT, Diverged, DivergenceGuard, diverged_record, finite_weights
 from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, write_json
 from ..checkpoints import (_checkpoints, checkpoint_problem, checkpoint_step, latest_checkpoint, resolve_checkpoint,
                                 resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
@@ -42,7 +42,7 @@ __all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'SITES_USAGE', 'dat
            'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path',
            'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume', 'run_training', 'parse_argv',
            'sites_report', 'group_listing', 'interrupted_message', 'run_command', 'bars_for_logs', 'main', 'sites_main',
-           'run_finished', 'run_diverged', 'job_config', 'train_job', 'multirun_main']
+           'run_finished', 'job_config', 'train_job', 'multirun_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #b77fdb01
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -91,7 +91,7 @@ def training_arguments(cfg) -> TrainingArguments:
         data_seed=cfg.data.shuffle_seed, bf16=cfg.bf16, report_to=report,
         run_name=cfg.wandb.run_name or Path(cfg.output_dir).name, dataloader_num_workers=data_workers(cfg),
         remove_unused_columns=False, ddp_find_unused_parameters=False, use_cpu=not torch.cuda.is_available(),
-        logging_nan_inf_filter=False,   # the filter reads every micro-batch's loss on the host: a GPU sync each time
+        logging_nan_inf_filter=False,   # the filter reads every micro-batch's loss on the host (a GPU sync each time), and would hide a NaN from DivergenceGuard
         accelerator_config={"non_blocking": torch.cuda.is_available(),   # batches go to the GPU from pinned memory without waiting for it
                             **({"dispatch_batches": False} if _streamed(cfg) else {})},   # a stream: each rank reads its own shard
         **fsdp_arguments(cfg),   # FSDP when cfg.fsdp.enabled (lengen.train.distributed)
@@ -401,6 +401,10 @@ def run_training(cfg, # a composed, validated TrainingConfig
     check_model_source(cfg, tok)
     args = training_arguments(cfg)
     refuse_data_parallel(args)
+    if cfg.resume_from_checkpoint and (d := diverged_record(cfg.output_dir)):
+        raise ConfigError("resume_from_checkpoint", cfg.resume_from_checkpoint, "none for this folder", hint=f"The run in {cfg.output_dir} "
+                          f"diverged at step {d['step']} ({d['found_in']} not finite): resumed, it would train from its last checkpoint "
+                          "into the same divergence. Train another seed, or a lower optim.lr, in another output_dir.")
     with args.main_process_first(desc="output folder"): check_output_dir(cfg, clear=False)   # refused: the folder untouched
     with folder_lock(cfg.output_dir, "output_dir") if args.process_index == 0 else contextlib.nullcontext():   # until the run ends
         with args.main_process_first(desc="output folder"): check_output_dir(cfg)   # again: no other run can start here now
@@ -442,7 +446,9 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
             if cfg.data.synthetic == "copy" and not found: metrics.update(final_copy_eval(trainer.model, tok, cfg))
             if cfg.eval_extra.dataset_file and not found: metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
             write_json(summary, Path(cfg.output_dir)/"train_summary.json")   # last: a run whose train_summary.json exists has finished
-    if found: raise Diverged(found, cfg.output_dir, latest_checkpoint(cfg.output_dir))
+    if found:
+        if args.world_size > 1: torch.distributed.barrier()   # rank 0 has written train_summary.json before any rank exits
+        raise Diverged(found, cfg.output_dir, latest_checkpoint(cfg.output_dir))
     return metrics
 
 # %% ../../nbs/train/00_trainer.ipynb #ca1cb117
@@ -492,7 +498,7 @@ USAGE = """usage: lengen_train family=NAME regularizer=NAME [key=value ...] [--c
   dry_run=true       validate, print the config and exit before building the model
   --list             list the families, the regularizers and the shipped experiments
 Exit status: 0 done; 2 refused input (one paragraph names the field); 3 the run diverged (its loss or weights
-not finite: it stopped there, train_summary.json says where); 130 Ctrl-C.
+not finite: it stopped there, train_summary.json says where; torchrun reports it as its own failure); 130 Ctrl-C.
 Multi-GPU: torchrun --nproc-per-node=N -m lengen.train.trainer family=NAME regularizer=NAME"""
 
 # %% ../../nbs/train/00_trainer.ipynb #745d1af7
@@ -537,7 +543,7 @@ def main(argv:list[str]|None=None) -> int:
         print(f"lengen_train: {e}", file=sys.stderr)
         return 2
     except Diverged as e:
-        print(f"lengen_train: {e}", file=sys.stderr)
+        if rank_and_world()[0] == 0: print(f"lengen_train: {e}", file=sys.stderr)
         return DIVERGED_EXIT
     except KeyboardInterrupt: return 130   # the run has said where it stopped; 128 + SIGINT, what a shell reports for Ctrl-C
 
@@ -580,12 +586,8 @@ def sites_main(argv:list[str]|None=None) -> int:
 
 # %% ../../nbs/train/00_trainer.ipynb #1a875cc6
 def run_finished(output_dir) -> bool:
-    "Whether `output_dir` holds a finished run: its `train_summary.json`, which a run writes last (a diverged run too)."
+    "Whether `output_dir` holds a finished run: its `train_summary.json`, which a run writes last (a diverged run too: `diverged_record`)."
     return (Path(output_dir)/"train_summary.json").is_file()
-
-def run_diverged(output_dir) -> bool:
-    "Whether the finished run in `output_dir` stopped because it diverged (its `train_summary.json` says where)."
-    return run_finished(output_dir) and bool(json.loads((Path(output_dir)/"train_summary.json").read_text()).get("diverged"))
 
 # %% ../../nbs/train/00_trainer.ipynb #d010f4f5
 def job_config(cfg, # a multirun job's composed config
@@ -611,7 +613,7 @@ def train_job(cfg:DictConfig, # the job's config, as Hydra composed it
     try:
         cfg = place(finish_config(cfg, HydraConfig.get().runtime.choices), job)
         outcome["output_dir"] = cfg.output_dir
-        if run_finished(cfg.output_dir): return {**outcome, "status": "diverged earlier" if run_diverged(cfg.output_dir) else "finished earlier"}
+        if run_finished(cfg.output_dir): return {**outcome, "status": "diverged earlier" if diverged_record(cfg.output_dir) else "finished earlier"}
         run_command(cfg, {"experiment": experiment, "overrides": [o for o in job if not o.startswith("+experiment=")]})
     except ConfigError as e:
         print(f"lengen_train: {e}", file=sys.stderr, flush=True)
