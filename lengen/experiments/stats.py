@@ -23,11 +23,11 @@ from .results import by_setting, record_diverged, title_layout
 __all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'SETTING_NAMES', 'FAILURE_RISE', 'POSITION_METRICS',
            'run_id', 'last_k_curve', 'l50', 'em_area', 'common_lengths', 'run_metrics', 'bootstrap_ci',
            'bootstrap_diff_ci', 'permutation_test', 'paired_permutation_test', 'holm', 'cohen_dz', 'hedges_g',
-           'compare_to_baseline', 'MixedCodePaths', 'check_code_paths', 'diverged_runs', 'summarize',
-           'compare_settings', 'write_summary', 'setting_name', 'outcome_sentences', 'summary_table', 'path_title',
-           'plot_summary', 'diverged_sentence', 'tested_outcome', 'in_words', 'listing', 'distinct', 'millions',
-           'on_devices', 'seeds_words', 'rise_past_length', 'rise_curve', 'failure_onset', 'check_eval_documents',
-           'summarize_position', 'failure_sentence']
+           'compare_to_baseline', 'MixedCodePaths', 'check_code_paths', 'diverged_runs', 'completed_runs',
+           'setting_groups', 'summarize', 'compare_settings', 'write_summary', 'setting_name', 'outcome_sentences',
+           'summary_table', 'path_title', 'plot_summary', 'diverged_sentence', 'tested_outcome', 'in_words', 'listing',
+           'distinct', 'millions', 'on_devices', 'seeds_words', 'rise_past_length', 'rise_curve', 'failure_onset',
+           'check_eval_documents', 'summarize_position', 'failure_sentence']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -231,6 +231,25 @@ def diverged_runs(records:list[dict]) -> dict:
         if record_diverged(r): out.setdefault(r["name"], []).append(r["seed"])
     return out
 
+# %% ../../nbs/experiments/05_stats.ipynb #706efc68
+def completed_runs(records:list[dict], # one sweep's results records
+                   kind:str, # the result a record must hold: "copy" or "position"
+                  ) -> tuple[list[dict], dict]:
+    "The records holding a `kind` result from runs that did not diverge, and the runs left out (`diverged_runs`): a broken model is no evidence either way."
+    return [r for r in records if kind in r and not record_diverged(r)], diverged_runs(records)
+
+def setting_groups(records:list[dict], # completed runs (`completed_runs`)
+                   baseline:str, # the setting every other is compared with
+                   left_out:dict, # setting -> its seeds that diverged, for the error
+                  ) -> dict:
+    "Setting -> its records, the baseline first; `ConfigError` without a baseline run or with a setting's seed twice."
+    groups = by_setting(records, order=[baseline])
+    if baseline not in groups: raise ConfigError("baseline", baseline, f"one of the settings {list(groups)}",
+                                                 hint=f"Every run of {baseline} diverged ({left_out[baseline]})." if baseline in left_out else "")
+    for name, rs in groups.items():
+        if len({r["seed"] for r in rs}) < len(rs): raise ConfigError("records", name, "one record per setting and seed", hint=f"{name} has a seed twice.")
+    return groups
+
 # %% ../../nbs/experiments/05_stats.ipynb #ebb7b751
 def summarize(records:list[dict], # one sweep's copy-task results records
               baseline:str="baseline", # the setting every other is compared with
@@ -239,15 +258,10 @@ def summarize(records:list[dict], # one sweep's copy-task results records
               allow_mixed_paths:bool=False, # compare runs that took different code paths (recorded in the summary)
               level:float=0.95, n_boot:int=10_000, n_mc:int=100_000, seed:int=0) -> dict:
     "Per setting and metric: mean over seeds with its bootstrap interval, and against the baseline the difference, effect size and Holm-corrected p."
-    left_out = diverged_runs(records)   # broken models: no evidence either way
-    records = [r for r in records if "copy" in r and not record_diverged(r)]
+    records, left_out = completed_runs(records, "copy")
     sweeps = sorted({r["sweep"] for r in records})
     if len(sweeps) != 1: raise ConfigError("records", sweeps, "the copy-task records of one sweep")
-    groups = by_setting(records, order=[baseline])
-    if baseline not in groups: raise ConfigError("baseline", baseline, f"one of the settings {list(groups)}",
-                                                 hint=f"Every run of {baseline} diverged ({left_out[baseline]})." if baseline in left_out else "")
-    for name, rs in groups.items():
-        if len({r["seed"] for r in rs}) < len(rs): raise ConfigError("records", name, "one record per setting and seed", hint=f"{name} has a seed twice.")
+    groups = setting_groups(records, baseline, left_out)
     code_path, common = check_code_paths(records, allow_mixed_paths), common_lengths(records, k)
     if lengths is None: lengths = common
     elif set(lengths) - set(common): raise ConfigError("lengths", sorted(lengths), f"lengths every run has in its last {k} evaluations: {common}")
@@ -485,13 +499,11 @@ def summarize_position(records:list[dict], # one sweep's per-position results re
                        baseline:str="baseline", allow_mixed_paths:bool=False,
                        level:float=0.95, n_boot:int=10_000, n_mc:int=100_000, seed:int=0) -> dict:
     "`rise_4T_8T` per setting over seeds, each regularizer against the baseline (as `summarize`), and whether the baseline fails."
-    left_out = diverged_runs(records)
-    records = [r for r in records if "position" in r and not record_diverged(r)]
+    records, left_out = completed_runs(records, "position")
     sweeps, lengths = sorted({r["sweep"] for r in records}), sorted({r["position"]["train_length"] for r in records})
     if len(sweeps) != 1 or len(lengths) != 1: raise ConfigError("records", sweeps, "the per-position records of one sweep, one training length")
     check_eval_documents(records)
-    groups = by_setting(records, order=[baseline])
-    if baseline not in groups: raise ConfigError("baseline", baseline, f"one of the settings {list(groups)}")
+    groups = setting_groups(records, baseline, left_out)
     values = {name: {r["seed"]: {"rise_4T_8T": rise_past_length(r["position"])} for r in rs} for name, rs in groups.items()}
     settings = compare_settings(values, list(POSITION_METRICS), baseline, groups, level, n_boot, n_mc, seed)
     return {"sweep": sweeps[0], "train_length": lengths[0], "level": level, "metrics": dict(POSITION_METRICS),
