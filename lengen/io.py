@@ -139,11 +139,12 @@ def write_figure(fig, path, # a plotly figure and its .html destination
 # %% ../nbs/core/01_io.ipynb #34e25cc9
 def run_cli(prog:str, # the command's name, prefixed to the message
             fn, *args, **kwargs) -> int:
-    "Call `fn(*args, **kwargs)`; a `ConfigError` becomes `prog: message` on stderr and exit status 2."
+    "Call `fn(*args, **kwargs)`; an error that carries an `exit_status` (`ConfigError`: 2) becomes `prog: message` on stderr and that status."
     try: fn(*args, **kwargs)
-    except ConfigError as e:
+    except Exception as e:
+        if getattr(e, "exit_status", None) is None: raise   # a bug: its traceback
         print(f"{prog}: {e}", file=sys.stderr)
-        return 2
+        return e.exit_status
     return 0
 
 # %% ../nbs/core/01_io.ipynb #7cac51d7

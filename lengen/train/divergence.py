@@ -51,6 +51,7 @@ class DivergenceGuard(TrainerCallback):
 # %% ../../nbs/train/02_divergence.ipynb #8b902ae9
 class Diverged(RuntimeError):
     "A run stopped because it diverged (`DivergenceGuard.found`): the paragraph `lengen_train` prints."
+    exit_status = DIVERGED_EXIT   # what a command exits with (`lengen.io.run_cli`)
     def __init__(self, found:dict, # `DivergenceGuard.found`
                  output_dir:str, # the run's folder
                  newest:str|None=None, # its newest complete checkpoint (None: none yet)
