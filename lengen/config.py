@@ -196,6 +196,7 @@ class EvalExtraConfig:
     text_keypaths: List[str] = field(default_factory=lambda: ["text"])  # dotted paths to the text in each JSON record
     max_length: int = 65536  # positions evaluated per document
     batch_size: int = 1  # documents per forward pass
+    checkpoints: bool = False  # also evaluate each complete checkpoint-<step> of the run alike (a recurrent model: with state norms), into <output_name>_checkpoints.json
 
 # %% ../nbs/core/00_config.ipynb #bcc42217
 FSDP_SHARDING = {2: ("full_shard", "shard_grad_op"),   # FSDP2 (fully_shard): re-shard after forward or not
@@ -298,6 +299,7 @@ def config_reference(cls=TrainingConfig, # the dataclass to document
 # %% ../nbs/core/00_config.ipynb #e9590b12
 class ConfigError(ValueError):
     "A configuration value that lengen refuses: names the field, the bad value and the valid values."
+    exit_status = 2   # what a command exits with (`lengen.io.run_cli`)
     def __init__(self, key:str, value, valid:str, hint:str=""):
         self.key, self.value, self.valid = key, value, valid
         msg = f"invalid configuration: `{key}` = {value!r}. Valid values: {valid}."

@@ -94,6 +94,12 @@
 # 427 s (its first step compiled and autotuned), the next three 312-328 s (~285 s of training, the evaluation to 65,536
 # positions ~3 s); four runs in 23 minutes, then no fifth could fit. With .gpu_cache carried (the first run skips the
 # ~95 s of autotuning) a wave still makes four: wave 2 is --seeds 1 with the same --only.
+# The failure search (issue 41) after the same `receive` calls, one run at a time:
+#   run(command="SWEEPS=failure_85m MAX_PARALLEL=1 MIN_LEFT=auto bash tools/run_full_sweep_gpu.sh start")
+# then `wait` calls. Its settings run in order T256, T512, T2048 (1500, 1500 and 2800 steps of 131,072 tokens: about
+# 8.5, 8.5 and 16 minutes of training at 0.34 s a step), and each run evaluates its ten checkpoints to 32T in its own
+# process (eval_extra.checkpoints=true) before its record is written, so that time counts in the run's wall time and
+# MIN_LEFT=auto sees it. Expected: T256 and T512 in one machine, T2048 alone in the next (SWEEP_ARGS='--only T2048').
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
@@ -144,7 +150,7 @@ case $MODE in
     if running; then echo "a sweep is running already (pid $(cat "$W/sweep.pid")): waiting on it"
     else
       for s in ${SWEEPS:-copy_full_scale}; do   # the committed results: the sweep skips those runs
-        [ "$s" = position_85m ] && [ ! -d data/debian_mix/rows ] && { echo "data/debian_mix is not here: 'receive' its parts first"; exit 2; }
+        case $s in position_85m|failure_85m) [ -d data/debian_mix/rows ] && [ -d data/debian_mix/rows256 ] || { echo "data/debian_mix is not here: 'receive' its parts first"; exit 2; } ;; esac
         mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
       done
       python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"

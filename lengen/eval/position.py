@@ -4,7 +4,7 @@
 
 # %% ../../nbs/eval/02_position.ipynb #c4878139
 from __future__ import annotations
-import argparse, hashlib, json
+import argparse, hashlib, json, time
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +17,7 @@ from transformers import AutoConfig, AutoTokenizer
 from ..config import ConfigError
 from .common import EVAL_DTYPES, load_for_eval, measured, train_length
 from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
-from ..checkpoints import resolve_checkpoint, run_config_of
+from ..checkpoints import _checkpoints, checkpoint_problem, checkpoint_step, resolve_checkpoint, run_config_of
 from ..models.compat import body_forward, mamba2_layer_states
 from ..models.family import decoder_blocks, family_of, position_limit, require
 from ..models.mamba2 import mamba2_piece_tokens
@@ -27,7 +27,8 @@ __all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_posit
            'document_labels', 'per_document_bins', 'state_positions', 'require_state', 'state_norms',
            'state_norm_record', 'check_position_max_length', 'smooth_log', 'plot_position_ce', 'check_known_tokens',
            'evaluate_positions', 'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main',
-           'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config']
+           'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config',
+           'checkpoint_curve', 'eval_checkpoints_from_config']
 
 # %% ../../nbs/eval/02_position.ipynb #c68225e0
 def text_at(record, # one JSON record
@@ -434,8 +435,11 @@ def check_eval_extra(cfg):
     e = cfg.eval_extra
     if e.eval_only and not cfg.model_name_or_path:
         raise ConfigError("model_name_or_path", "", "the checkpoint to evaluate (a directory or Hub id) when eval_extra.eval_only=true")
-    if e.eval_only and not e.dataset_file:
-        raise ConfigError("eval_extra.dataset_file", "", "a JSONL file of documents when eval_extra.eval_only=true")
+    if (e.eval_only or e.checkpoints) and not e.dataset_file:
+        raise ConfigError("eval_extra.dataset_file", "", "a JSONL file of documents when eval_extra.eval_only=true or eval_extra.checkpoints=true")
+    if e.eval_only and e.checkpoints and not _checkpoints(cfg.model_name_or_path):
+        raise ConfigError("model_name_or_path", cfg.model_name_or_path, "a local run folder holding checkpoint-<step> folders when "
+                          "eval_extra.eval_only=true and eval_extra.checkpoints=true")
     if e.dataset_file: read_documents(e.dataset_file, list(e.text_keypaths))
 
 # %% ../../nbs/eval/02_position.ipynb #5bdf5505
@@ -448,3 +452,38 @@ def eval_extra_from_config(cfg, # a composed TrainingConfig
                            "bfloat16" if cfg.bf16 else "float32", cfg.output_dir, e.output_name)
     print(position_summary(r))
     return {"per_position_ce_json": str(Path(cfg.output_dir)/f"{e.output_name}.json")}
+
+# %% ../../nbs/eval/02_position.ipynb #fa19853f
+def checkpoint_curve(folder, # a run's output_dir: each complete checkpoint-<step> in it is evaluated
+                     dataset_file:str, text_keypaths=("text",), max_length:int=65536, batch_size:int=1, dtype:str="bfloat16", # as `evaluate_positions`
+                     output_name:str="per_position_ce", # each checkpoint's own result: checkpoint-<step>/<output_name>.json
+                     tokens_per_step:int|None=None, # tokens trained on per optimizer step (default: the run's train_summary.json, if any)
+                     progress:bool=False) -> list[dict]:
+    "Per complete checkpoint, oldest first: step, tokens trained on, the mean and each document's CE in `log2_bins`, and a recurrent model's state norms."
+    folder, rows = Path(folder), []
+    summary = folder/"train_summary.json"
+    if tokens_per_step is None and summary.is_file(): tokens_per_step = json.loads(summary.read_text()).get("tokens_per_step")
+    train_len = train_length(run_config_of(str(folder)))   # the run's training length (its checkpoints carry no lengen_config.yaml)
+    for ck in (c for c in _checkpoints(folder) if checkpoint_problem(c) is None):
+        recurrent = family_of(AutoConfig.from_pretrained(str(ck))).recurrent
+        r = evaluate_positions(str(ck), dataset_file, list(text_keypaths), max_length, batch_size, dtype, str(ck), output_name,
+                               train_len=train_len, progress=progress, with_state_norms=recurrent)
+        step, bins = checkpoint_step(ck), log2_bins(len(r["per_position_ce"]))
+        rows.append({"step": step, "train_tokens": step * tokens_per_step if tokens_per_step else None, "bins": [list(b) for b in bins],
+                     "bin_ce": [round(window_ce(r, lo, hi), 5) for lo, hi in bins],
+                     "documents": [d["bin_ce"] for d in r["per_document"]["documents"]],
+                     **({"state_norms": r["state_norms"]} if "state_norms" in r else {})})
+    return rows
+
+def eval_checkpoints_from_config(cfg, # a composed TrainingConfig with eval_extra.checkpoints=true
+                                 folder=None, # the run folder (default: `output_dir`)
+                                 tokens_per_step:int|None=None, # as `checkpoint_curve`
+                                ) -> dict:
+    "`checkpoint_curve` with the `eval_extra` settings; its rows and seconds go to `output_dir/<output_name>_checkpoints.json`."
+    e, t0 = cfg.eval_extra, time.time()
+    rows = checkpoint_curve(folder or cfg.output_dir, e.dataset_file, list(e.text_keypaths), e.max_length, e.batch_size,
+                            "bfloat16" if cfg.bf16 else "float32", e.output_name, tokens_per_step)
+    path = Path(cfg.output_dir)/f"{e.output_name}_checkpoints.json"
+    write_json({"folder": str(folder or cfg.output_dir), "seconds": round(time.time() - t0, 1), "rows": rows}, path)
+    print(f"evaluated {len(rows)} checkpoints per position in {time.time() - t0:.0f} s: {path}")
+    return {"checkpoints_json": str(path)}

@@ -16,7 +16,6 @@ import pandas as pd
 import torch
 from omegaconf import OmegaConf
 from safetensors import safe_open
-from transformers import AutoConfig
 
 from hydra import initialize_config_dir
 from hydra._internal.callbacks import Callbacks   # (hydra-core is pinned below 1.4: its launcher API is stable there)
@@ -29,16 +28,14 @@ from omegaconf.errors import OmegaConfBaseException
 from ..config import CONF_DIR, JOB_NAME, ConfigError, compose_config, in_ipython, launcher_defaults, register_schema
 from ..train.trainer import run_finished, train_job
 from ..train.divergence import DIVERGED_EXIT, diverged_record
-from ..checkpoints import _checkpoints, checkpoint_problem, latest_checkpoint
-from ..eval.position import evaluate_positions, log2_bins, window_ce
-from ..models.family import family_of
+from ..checkpoints import latest_checkpoint
 from ..io import device_name, repo_relative, repo_root, run_cli, write_json
 from .results import fmt_stats, record_diverged, seed_stats
 
 # %% auto #0
 __all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'relative_override', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result',
-           'train_command', 'count_parameters', 'checkpoint_curve', 'collect_result', 'mps_daemon', 'child_env',
-           'visible_gpus', 'GpuPicker', 'run_one', 'run_sweep', 'replacements', 'window_rates', 'bench_command',
+           'train_command', 'count_parameters', 'collect_result', 'mps_daemon', 'child_env', 'visible_gpus',
+           'GpuPicker', 'run_one', 'run_sweep', 'replacements', 'window_rates', 'bench_command',
            'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs',
            'job_overrides', 'in_given_folder', 'launch_sweep', 'collect_finished', 'check_specs', 'tally', 'main']
 
@@ -56,7 +53,6 @@ class RunSpec:
     experiment:str # a shipped experiment (lengen_train --list)
     overrides:tuple = () # dotted overrides after the experiment's own, e.g. ("max_steps=500",)
     seed:int = 0 # seed of the model init, the data order and the dropout masks
-    eval_checkpoints:bool = False # also evaluate every checkpoint the run saved (per position: `checkpoint_curve`)
     def __post_init__(self):
         _check_name("sweep", self.sweep); _check_name("setting name", self.name)
         object.__setattr__(self, "overrides", tuple(self.overrides))
@@ -79,7 +75,6 @@ class Sweep:
     scale:list = field(default_factory=list) # overrides every run gets, before each setting's own
     data:str = "data/python_docs" # the text corpus `{data}` names, relative to the repository (tools/build_text_corpus.py)
     seeds_of:dict = field(default_factory=dict) # label -> the only seeds that setting runs (a setting that needs fewer)
-    eval_checkpoints:bool = False # evaluate every checkpoint of every run per position (text sweeps: loss along training)
     def specs(self, seeds=None, # default: the sweep's
               scale=None, # default: the sweep's reduced scale; [] = the shipped experiments as they are
               data_root=None, # fills `{data}` in overrides; default: the sweep's `data` folder of the repository
@@ -88,7 +83,7 @@ class Sweep:
         data = str(Path(data_root or repo_root()/self.data).resolve())
         fill = lambda ovr: tuple(o.replace("{data}", data) for o in ovr)
         scale = self.scale if scale is None else scale
-        return [RunSpec(self.name, label, exp, fill([*scale, *ovr]), s, self.eval_checkpoints)
+        return [RunSpec(self.name, label, exp, fill([*scale, *ovr]), s)
                 for s in (self.seeds if seeds is None else seeds) for label, (exp, ovr) in self.settings.items()
                 if s in self.seeds_of.get(label, [s])]
 
@@ -144,27 +139,12 @@ def _eval_record(cfg, out:Path) -> dict:
     if cfg.eval_extra.dataset_file:
         r = json.loads((out/f"{cfg.eval_extra.output_name}.json").read_text())
         keep = ("dataset_sha256", "max_length", "train_length", "num_documents", "dtype", "seconds")
+        curve = out/f"{cfg.eval_extra.output_name}_checkpoints.json"   # eval_extra.checkpoints: every checkpoint, evaluated by the run
         return {"position": {"dataset_file": repo_relative(r["dataset_file"]), **{k: r[k] for k in keep if k in r},
                              "per_position_ce": [round(v, 5) for v in r["per_position_ce"]], "doc_counts": r["doc_counts"],
-                             **({"per_document": r["per_document"]} if "per_document" in r else {})}}
+                             **({"per_document": r["per_document"]} if "per_document" in r else {})},
+                **({"position_curve": json.loads(curve.read_text())["rows"]} if cfg.eval_extra.checkpoints else {})}
     return {}
-
-def checkpoint_curve(out:Path, cfg, # a finished run's output_dir and its config
-                     progress:bool=False) -> list[dict]:
-    "Each complete checkpoint of a text run evaluated per position like its final model: the mean and each document's CE in `log2_bins`, and a recurrent model's state norms."
-    ee, rows, tokens_per_step = cfg.eval_extra, [], cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * cfg.data.block_size
-    recurrent = family_of(AutoConfig.from_pretrained(str(out))).recurrent   # the run's final model: its checkpoints' family too
-    for ck in (c for c in _checkpoints(out) if checkpoint_problem(c) is None):
-        r = evaluate_positions(str(ck), ee.dataset_file, max_length=ee.max_length, batch_size=ee.batch_size, output_dir=str(ck),
-                               train_len=cfg.data.block_size, progress=progress,
-                               with_state_norms=recurrent)
-        step = int(ck.name.rsplit("-", 1)[1])
-        bins = log2_bins(len(r["per_position_ce"]))
-        rows.append({"step": step, "train_tokens": step * tokens_per_step, "bins": [list(b) for b in bins],
-                     "bin_ce": [round(window_ce(r, lo, hi), 5) for lo, hi in bins],
-                     "documents": [d["bin_ce"] for d in r["per_document"]["documents"]],
-                     **({"state_norms": r["state_norms"]} if "state_norms" in r else {})})
-    return rows
 
 def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                    wall_seconds:float, # seconds of the process that finished the run
@@ -189,8 +169,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "launcher": launcher, "bf16": cfg.bf16,
             "device": summ.get("provenance", {}).get("gpu") or device_name(), **({"diverged": diverged} if diverged else _eval_record(cfg, out)),
-            "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"}),
-            **({"position_curve": checkpoint_curve(out, cfg)} if spec.eval_checkpoints and not diverged else {})}
+            "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"})}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #8476aae2
 MPS_CONTROL = "nvidia-cuda-mps-control"
@@ -350,9 +329,9 @@ SWEEPS = {
                "max_steps=800", "schedule.warmup_steps=40",
                "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),   # the loss without logits (see above)
     "failure_85m": Sweep("failure_85m", {f"T{T}": ("mamba2_85m_lengen_pile_baseline", _at_length(T, steps))
-                                         for T, steps in ((256, 1500), (512, 1500), (2048, 2800))}, seeds=[0], eval_checkpoints=True,
+                                         for T, steps in ((256, 1500), (512, 1500), (2048, 2800))}, seeds=[0],
         scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "eval_extra.dataset_file={data}/heldout.jsonl",
-               "save_total_limit=null", "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),
+               "save_total_limit=null", "eval_extra.checkpoints=true", "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),
 }
 
 # %% ../../nbs/experiments/00_sweep.ipynb #b6a2d60b

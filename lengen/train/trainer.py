@@ -33,7 +33,7 @@ from ..regularizers.initial_state import apply_initial_state
 from ..models.family import decoder_blocks, fused_kernels, require
 from ..ops.cuda_graphs import graph_blocks
 from ..models.build import build_model, model_skeleton
-from ..eval.position import check_eval_extra, eval_extra_from_config
+from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval_extra_from_config
 
 # %% auto #0
 __all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in', 'check_wandb',
@@ -445,6 +445,7 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
                 write_json(eval_curve(trainer.state.log_history, cfg), Path(cfg.output_dir)/"eval_curve.json")
             if cfg.data.synthetic == "copy" and not found: metrics.update(final_copy_eval(trainer.model, tok, cfg))
             if cfg.eval_extra.dataset_file and not found: metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
+            if cfg.eval_extra.checkpoints and not found: metrics.update(eval_checkpoints_from_config(cfg, tokens_per_step=summary["tokens_per_step"]))
             write_json(summary, Path(cfg.output_dir)/"train_summary.json")   # last: a run whose train_summary.json exists has finished
     if found:
         if args.world_size > 1: torch.distributed.barrier()   # rank 0 has written train_summary.json before any rank exits
@@ -518,7 +519,10 @@ def run_command(cfg, # a composed config (not yet validated)
                ) -> dict|None:
     "Evaluate, validate and print, or train the run `cfg` describes; the metrics of a training run, else None."
     check_eval_extra(cfg)
-    if cfg.eval_extra.eval_only: eval_extra_from_config(cfg); return None   # evaluates a checkpoint: nothing to train
+    if cfg.eval_extra.eval_only:   # evaluates a checkpoint (and a run folder's checkpoints): nothing to train
+        eval_extra_from_config(cfg)
+        if cfg.eval_extra.checkpoints: eval_checkpoints_from_config(cfg, cfg.model_name_or_path)
+        return None
     validate_config(cfg)
     if cfg.dry_run:
         print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
