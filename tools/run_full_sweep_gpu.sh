@@ -150,7 +150,7 @@ case $MODE in
     if running; then echo "a sweep is running already (pid $(cat "$W/sweep.pid")): waiting on it"
     else
       for s in ${SWEEPS:-copy_full_scale}; do   # the committed results: the sweep skips those runs
-        case $s in position_85m|failure_85m) [ -d data/debian_mix/rows ] && [ -d data/debian_mix/rows256 ] || { echo "data/debian_mix is not here: 'receive' its parts first"; exit 2; } ;; esac
+        case $s in position_85m|failure_85m) [ -d data/debian_mix/rows ] && [ -d data/debian_mix/rows256 ] && [ -d data/debian_mix/rows512 ] || { echo "data/debian_mix is not here: 'receive' its parts first"; exit 2; } ;; esac
         mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
       done
       python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"

@@ -456,7 +456,8 @@ def eval_extra_from_config(cfg, # a composed TrainingConfig
 # %% ../../nbs/eval/02_position.ipynb #fa19853f
 def checkpoint_curve(folder, # a run's output_dir: each complete checkpoint-<step> in it is evaluated
                      dataset_file:str, text_keypaths=("text",), max_length:int=65536, batch_size:int=1, dtype:str="bfloat16", # as `evaluate_positions`
-                     output_name:str="per_position_ce", # each checkpoint's own result: checkpoint-<step>/<output_name>.json
+                     output_name:str="per_position_ce", # each checkpoint's own result: <output_dir>/checkpoint-<step>/<output_name>.json
+                     output_dir=None, # where those go (default: `folder`)
                      tokens_per_step:int|None=None, # tokens trained on per optimizer step (default: the run's train_summary.json, if any)
                      progress:bool=False) -> list[dict]:
     "Per complete checkpoint, oldest first: step, tokens trained on, the mean and each document's CE in `log2_bins`, and a recurrent model's state norms."
@@ -466,7 +467,7 @@ def checkpoint_curve(folder, # a run's output_dir: each complete checkpoint-<ste
     train_len = train_length(run_config_of(str(folder)))   # the run's training length (its checkpoints carry no lengen_config.yaml)
     for ck in (c for c in _checkpoints(folder) if checkpoint_problem(c) is None):
         recurrent = family_of(AutoConfig.from_pretrained(str(ck))).recurrent
-        r = evaluate_positions(str(ck), dataset_file, list(text_keypaths), max_length, batch_size, dtype, str(ck), output_name,
+        r = evaluate_positions(str(ck), dataset_file, list(text_keypaths), max_length, batch_size, dtype, str(Path(output_dir or folder)/ck.name), output_name,
                                train_len=train_len, progress=progress, with_state_norms=recurrent)
         step, bins = checkpoint_step(ck), log2_bins(len(r["per_position_ce"]))
         rows.append({"step": step, "train_tokens": step * tokens_per_step if tokens_per_step else None, "bins": [list(b) for b in bins],
@@ -482,7 +483,7 @@ def eval_checkpoints_from_config(cfg, # a composed TrainingConfig with eval_extr
     "`checkpoint_curve` with the `eval_extra` settings; its rows and seconds go to `output_dir/<output_name>_checkpoints.json`."
     e, t0 = cfg.eval_extra, time.time()
     rows = checkpoint_curve(folder or cfg.output_dir, e.dataset_file, list(e.text_keypaths), e.max_length, e.batch_size,
-                            "bfloat16" if cfg.bf16 else "float32", e.output_name, tokens_per_step)
+                            "bfloat16" if cfg.bf16 else "float32", e.output_name, cfg.output_dir, tokens_per_step)
     path = Path(cfg.output_dir)/f"{e.output_name}_checkpoints.json"
     write_json({"folder": str(folder or cfg.output_dir), "seconds": round(time.time() - t0, 1), "rows": rows}, path)
     print(f"evaluated {len(rows)} checkpoints per position in {time.time() - t0:.0f} s: {path}")

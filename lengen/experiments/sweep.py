@@ -143,7 +143,7 @@ def _eval_record(cfg, out:Path) -> dict:
         return {"position": {"dataset_file": repo_relative(r["dataset_file"]), **{k: r[k] for k in keep if k in r},
                              "per_position_ce": [round(v, 5) for v in r["per_position_ce"]], "doc_counts": r["doc_counts"],
                              **({"per_document": r["per_document"]} if "per_document" in r else {})},
-                **({"position_curve": json.loads(curve.read_text())["rows"]} if cfg.eval_extra.checkpoints else {})}
+                **({"position_curve": json.loads(curve.read_text())["rows"]} if cfg.eval_extra.get("checkpoints") else {})}   # get: a config saved before the field
     return {}
 
 def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir

@@ -520,8 +520,9 @@ def run_command(cfg, # a composed config (not yet validated)
     "Evaluate, validate and print, or train the run `cfg` describes; the metrics of a training run, else None."
     check_eval_extra(cfg)
     if cfg.eval_extra.eval_only:   # evaluates a checkpoint (and a run folder's checkpoints): nothing to train
-        eval_extra_from_config(cfg)
-        if cfg.eval_extra.checkpoints: eval_checkpoints_from_config(cfg, cfg.model_name_or_path)
+        e, folder = cfg.eval_extra, Path(cfg.model_name_or_path)
+        if not e.checkpoints or (folder/"config.json").is_file(): eval_extra_from_config(cfg)   # a run folder may hold checkpoints only (diverged, stopped)
+        if e.checkpoints: eval_checkpoints_from_config(cfg, folder)
         return None
     validate_config(cfg)
     if cfg.dry_run:
