@@ -96,10 +96,16 @@
 # ~95 s of autotuning) a wave still makes four: wave 2 is --seeds 1 with the same --only.
 # The failure search (issue 41) after the same `receive` calls, one run at a time:
 #   run(command="SWEEPS=failure_85m MAX_PARALLEL=1 MIN_LEFT=auto bash tools/run_full_sweep_gpu.sh start")
-# then `wait` calls. Its settings run in order T256, T512, T2048 (1500, 1500 and 2800 steps of 131,072 tokens: about
-# 8.5, 8.5 and 16 minutes of training at 0.34 s a step), and each run evaluates its ten checkpoints to 32T in its own
+# then `wait` calls. Its settings run in order T256, T512, T2048 (1500, 1500 and 2400 steps of 131,072 tokens: about
+# 8.5, 8.5 and 13.6 minutes of training at 0.34 s a step), and each run evaluates its ten checkpoints to 32T in its own
 # process (eval_extra.checkpoints=true) before its record is written, so that time counts in the run's wall time and
-# MIN_LEFT=auto sees it. Expected: T256 and T512 in one machine, T2048 alone in the next (SWEEP_ARGS='--only T2048').
+# MIN_LEFT=auto sees it. Expected: T256 and T512 in one machine, T2048 alone in the next (SWEEP_ARGS='--only T2048';
+# carry .gpu_cache). Not measured yet, estimated: a checkpoint's evaluation to 65,536 positions ~25 s (the loss pass
+# ~5 s as position_85m measured it with 32 documents, now 77; the state norms ~24 forwards a document, 34 of which
+# reach 65,536; the documents tokenized once a run), so T2048 is ~14 min of training + ~4 min of evaluations + ~2 of
+# start-up (first step's autotuning without the cache, loading): ~21 of the ~23 minutes a machine gives the sweep
+# after the `receive` calls. Its 2400 steps (315M tokens) were chosen so (2800 would not end); the first such run
+# measures it: its record's wall_seconds against train_seconds.
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"

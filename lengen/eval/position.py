@@ -26,9 +26,9 @@ from ..models.mamba2 import mamba2_piece_tokens
 __all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'log2_bins', 'bin_means',
            'document_labels', 'per_document_bins', 'state_positions', 'require_state', 'state_norms',
            'state_norm_record', 'check_position_max_length', 'smooth_log', 'plot_position_ce', 'check_known_tokens',
-           'evaluate_positions', 'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main',
-           'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config',
-           'checkpoint_curve', 'eval_checkpoints_from_config']
+           'tokenize_documents', 'evaluate_positions', 'context_windows', 'window_ce', 'markdown_window_table',
+           'position_summary', 'main', 'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra',
+           'eval_extra_from_config', 'checkpoint_curve', 'eval_checkpoints_from_config']
 
 # %% ../../nbs/eval/02_position.ipynb #c68225e0
 def text_at(record, # one JSON record
@@ -258,6 +258,13 @@ def check_known_tokens(docs:list[list[int]], tok, ckpt:str, most:float=0.01, # t
                           f"({unk / n:.0%}) are its unknown token {unk_token!r}: the loss would measure nothing.")
 
 # %% ../../nbs/eval/02_position.ipynb #9aefc288
+def tokenize_documents(tok, # the checkpoint's tokenizer
+                       dataset_file:str, text_keypaths=("text",), max_length:int=65536, # as `evaluate_positions`
+                       progress:bool=True) -> list[list[int]]:
+    "Every document of `dataset_file` as token ids, cut to `max_length` (to 2 at the least)."
+    texts = read_documents(dataset_file, list(text_keypaths))
+    return [tok(t, verbose=False)["input_ids"][:max(max_length, 2)] for t in progress_bar(texts, "tokenize", progress)]
+
 def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
                        dataset_file:str, # JSONL, one document per record
                        text_keypaths=("text",), # dotted paths to each record's text
@@ -269,15 +276,15 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
                        train_len:int|None=None, # the training length to mark; default: the run's data.block_size
                        device:str|None=None, chunk:int=4096, progress:bool=True,
                        with_state_norms:bool=False, # also each layer's SSM state norm along position (`state_norm_record`; recurrent models)
+                       docs:list|None=None, # the documents already as `tokenize_documents` gives them (default: tokenized here)
                       ) -> dict:
     "Per-position cross-entropy of `ckpt` on the documents of `dataset_file`; writes and returns the result."
     if batch_size < 1: raise ConfigError("--batch-size", batch_size, "a positive number of documents")
     if dtype not in EVAL_DTYPES: raise ConfigError("--dtype", dtype, " | ".join(EVAL_DTYPES))
     ckpt = resolve_checkpoint(ckpt)
     out = check_writable(output_dir_for(ckpt, output_dir), "--output-dir")
-    texts = read_documents(dataset_file, list(text_keypaths))
     tok = AutoTokenizer.from_pretrained(ckpt)
-    docs = [tok(t, verbose=False)["input_ids"][:max(max_length, 2)] for t in progress_bar(texts, "tokenize", progress)]
+    if docs is None: docs = tokenize_documents(tok, dataset_file, text_keypaths, max_length, progress)
     check_known_tokens(docs, tok, ckpt)
     check_position_max_length(max_length, max(map(len, docs)))
     kept = [len(d) >= 2 for d in docs]
@@ -465,10 +472,12 @@ def checkpoint_curve(folder, # a run's output_dir: each complete checkpoint-<ste
     summary = folder/"train_summary.json"
     if tokens_per_step is None and summary.is_file(): tokens_per_step = json.loads(summary.read_text()).get("tokens_per_step")
     train_len = train_length(run_config_of(str(folder)))   # the run's training length (its checkpoints carry no lengen_config.yaml)
+    docs = None   # tokenized once: a run's checkpoints share its tokenizer
     for ck in (c for c in _checkpoints(folder) if checkpoint_problem(c) is None):
         recurrent = family_of(AutoConfig.from_pretrained(str(ck))).recurrent
+        if docs is None: docs = tokenize_documents(AutoTokenizer.from_pretrained(str(ck)), dataset_file, text_keypaths, max_length, progress)
         r = evaluate_positions(str(ck), dataset_file, list(text_keypaths), max_length, batch_size, dtype, str(Path(output_dir or folder)/ck.name), output_name,
-                               train_len=train_len, progress=progress, with_state_norms=recurrent)
+                               train_len=train_len, progress=progress, with_state_norms=recurrent, docs=docs)
         step, bins = checkpoint_step(ck), log2_bins(len(r["per_position_ce"]))
         rows.append({"step": step, "train_tokens": step * tokens_per_step if tokens_per_step else None, "bins": [list(b) for b in bins],
                      "bin_ce": [round(window_ce(r, lo, hi), 5) for lo, hi in bins],

@@ -329,7 +329,7 @@ SWEEPS = {
                "max_steps=800", "schedule.warmup_steps=40",
                "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),   # the loss without logits (see above)
     "failure_85m": Sweep("failure_85m", {f"T{T}": ("mamba2_85m_lengen_pile_baseline", _at_length(T, steps))
-                                         for T, steps in ((256, 1500), (512, 1500), (2048, 2800))}, seeds=[0],
+                                         for T, steps in ((256, 1500), (512, 1500), (2048, 2400))}, seeds=[0],
         scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "eval_extra.dataset_file={data}/heldout.jsonl",
                "save_total_limit=null", "eval_extra.checkpoints=true", "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),
 }
