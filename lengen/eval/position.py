@@ -493,7 +493,7 @@ def eval_checkpoints_from_config(cfg, # a composed TrainingConfig with eval_extr
     e, t0 = cfg.eval_extra, time.time()
     rows = checkpoint_curve(folder or cfg.output_dir, e.dataset_file, list(e.text_keypaths), e.max_length, e.batch_size,
                             "bfloat16" if cfg.bf16 else "float32", e.output_name, cfg.output_dir, tokens_per_step)
-    path = Path(cfg.output_dir)/f"{e.output_name}_checkpoints.json"
-    write_json({"folder": str(folder or cfg.output_dir), "seconds": round(time.time() - t0, 1), "rows": rows}, path)
-    print(f"evaluated {len(rows)} checkpoints per position in {time.time() - t0:.0f} s: {path}")
+    path, seconds = Path(cfg.output_dir)/f"{e.output_name}_checkpoints.json", round(time.time() - t0, 1)
+    write_json({"folder": str(folder or cfg.output_dir), "seconds": seconds, "rows": rows}, path)
+    print(f"evaluated {len(rows)} checkpoints per position in {seconds:.0f} s: {path}")
     return {"checkpoints_json": str(path)}

@@ -443,9 +443,10 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
                        "provenance": provenance(run_code_path(model, cfg))}
             if cfg.data.synthetic == "copy" and cfg.eval_steps:
                 write_json(eval_curve(trainer.state.log_history, cfg), Path(cfg.output_dir)/"eval_curve.json")
-            if cfg.data.synthetic == "copy" and not found: metrics.update(final_copy_eval(trainer.model, tok, cfg))
-            if cfg.eval_extra.dataset_file and not found: metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
-            if cfg.eval_extra.checkpoints and not found: metrics.update(eval_checkpoints_from_config(cfg, tokens_per_step=summary["tokens_per_step"]))
+            if not found:   # a diverged run is not evaluated
+                if cfg.data.synthetic == "copy": metrics.update(final_copy_eval(trainer.model, tok, cfg))
+                if cfg.eval_extra.dataset_file: metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
+                if cfg.eval_extra.checkpoints: metrics.update(eval_checkpoints_from_config(cfg, tokens_per_step=summary["tokens_per_step"]))
             write_json(summary, Path(cfg.output_dir)/"train_summary.json")   # last: a run whose train_summary.json exists has finished
     if found:
         if args.world_size > 1: torch.distributed.barrier()   # rank 0 has written train_summary.json before any rank exits
