@@ -10,7 +10,8 @@ source tools/gpu_env.sh
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 case ${STAGE:-copy} in
   copy)
-    python tools/probes/stack_probe.py --out "$OUT" --ks "${KS:-1,4,8,16}" 2>&1 | grep -v Warning | tail -n 40
+    python tools/probes/stack_probe.py --model --out "$OUT" --ks "${KS:-1,4,8,16}" 2>&1 | grep -v Warning | tail -n 20
+    python tools/probes/stack_probe.py --out "$OUT" --ks "${KS:-1,4,8,16}" 2>&1 | grep -v Warning | tail -n 20
     mkdir -p "$OUT/copy"
     python tools/profile_train.py copy_jelassi_mamba2_45m_vpad --set max_steps=260 --set eval_steps=null --set wandb.enabled=false \
       --set 'data.copy_task.eval_lengths=[10]' --set 'data.copy_task.end_only_lengths=[]' --set data.copy_task.eval_samples=10 \

@@ -113,8 +113,9 @@ def adamw_ms(params, reps=20):
 
 def main():
     ap = argparse.ArgumentParser(); ap.add_argument("--out", default="."); ap.add_argument("--ks", default="1,4,8,16")
-    ap.add_argument("--length", type=int, default=3584)
+    ap.add_argument("--length", type=int, default=3584); ap.add_argument("--model", action="store_true", help="only the real stacked model")
     a = ap.parse_args()
+    if a.model: return model_probe(a.out, tuple(map(int, a.ks.split(","))), a.length)
     from mamba_ssm.ops.triton.ssd_combined import mamba_chunk_scan_combined, mamba_split_conv1d_scan_combined
     dev, L, gen = torch.device("cuda"), a.length, torch.Generator().manual_seed(0)
     rep = {"what": __doc__.splitlines()[0], "device": torch.cuda.get_device_name(), "torch": torch.__version__, "tokens_per_member": L,
@@ -150,6 +151,72 @@ def main():
     # eager (uncaptured) breakdown of one stacked step at the largest K, by kernel
     json.dump(rep, open(f"{a.out}/stack_probe.json", "w"), indent=1)
     print(json.dumps(rep, indent=1))
+
+
+
+
+def model_probe(out, ks=(1, 4, 8, 16), L=3584):
+    "The real stacked model (tools/probes/stacked_model.py: what becomes lengen's stacked engine) at the 45M copy shape: a whole training step (VPAD at the block norms, forward and backward under bf16 autocast, per-member clipping, fused AdamW) replayed from one CUDA graph, per member; and its fused scan against its reference on the GPU."
+    import sys; sys.path.insert(0, "tools/probes")
+    from stacked_model import StackedMamba2
+    from transformers import Mamba2Config, Mamba2ForCausalLM
+    from lengen.models.mamba2 import mamba2_reference_init
+    from lengen.regularizers.dropout import vpad_dropout
+    from lengen.data import pack_examples, CopyTaskDataset, char_tokenizer
+    dev = torch.device("cuda")
+    c = Mamba2Config(vocab_size=32, hidden_size=768, num_heads=24, head_dim=64, state_size=128, num_hidden_layers=12, chunk_size=256,
+                     expand=2, n_groups=1, tie_word_embeddings=True, pad_token_id=0)
+    torch.manual_seed(0)
+    base = mamba2_reference_init(Mamba2ForCausalLM(c))
+    ds = CopyTaskDataset(char_tokenizer(26), 100_000, 1, 50, 26, seed=0)
+    def rows(K, start):
+        bs = [pack_examples([ds[start + 64 * k + j] for j in range(64)], 0, 512) for k in range(K)]
+        n = max(b["input_ids"].shape[1] for b in bs)
+        pad = lambda t, v: F.pad(t, (0, n - t.shape[1]), value=v)
+        return (torch.cat([pad(b["input_ids"], 0) for b in bs]).to(dev), torch.cat([pad(b["seq_idx"], 10_000) for b in bs]).to(dev),
+                torch.cat([pad(b["labels"], -100) for b in bs]).to(dev))
+    res = {}
+    # agreement: fused scan against the reference, float32, two members, 512-token rows
+    stack = StackedMamba2.from_models([base, base]).to(dev)
+    ids, seq, lab = rows(2, 0); ids, seq, lab = ids[:, :512], seq[:, :512], lab[:, :512]
+    import stacked_model as sm
+    with torch.no_grad():
+        fused = stack(ids, seq, lab, return_logits=True)
+        sm.fused_scan_available = lambda x: False
+        ref = stack(ids, seq, lab, return_logits=True)
+        sm.fused_scan_available = lambda x: x.is_cuda
+    res["fused_vs_reference_fp32"] = {"max_abs_logit_diff": (fused.logits - ref.logits).abs().max().item(),
+                                      "losses_fused": fused.losses.tolist(), "losses_reference": ref.losses.tolist()}
+    print(res, flush=True)
+    del stack
+    for K in ks:
+        torch.cuda.empty_cache(); torch.cuda.reset_peak_memory_stats()
+        stack = StackedMamba2.from_models([base] * K).to(dev).train()
+        params = list(stack.parameters())
+        opt = torch.optim.AdamW(params, lr=torch.tensor(1e-4, device=dev), betas=(0.9, 0.95), fused=True, capturable=True)
+        ids, seq, lab = rows(K, 0)
+        ids, seq, lab = ids[:, :L], seq[:, :L], lab[:, :L]
+        if ids.shape[1] < L: ids, seq, lab = F.pad(ids, (0, L - ids.shape[1])), F.pad(seq, (0, L - seq.shape[1]), value=10_000), F.pad(lab, (0, L - lab.shape[1]), value=-100)
+        perturb = {("norm", i): (lambda x: vpad_dropout(x, 0.2, out_dtype="autocast")) for i in range(12)}
+        losses = torch.zeros(K, device=dev)
+        def step():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                out = stack(ids, seq, lab, perturb=perturb)
+            out.losses.sum().backward()
+            sq = sum(p.grad.float().pow(2).flatten(1).sum(1) for p in params)
+            coef = (1.0 / (sq.sqrt() + 1e-6)).clamp(max=1.0)
+            for p in params: p.grad.mul_(coef.view(-1, *[1] * (p.dim() - 1)))
+            opt.step(); opt.zero_grad(set_to_none=False)
+            losses.copy_(out.losses.detach())
+        ms = graphed_ms(step, params)
+        t_eager = time.perf_counter()
+        for _ in range(3): step()
+        torch.cuda.synchronize(); eager = (time.perf_counter() - t_eager) / 3 * 1e3
+        res[K] = {"step_ms": ms, "step_ms_per_member": ms / K, "members_steps_per_s": 1e3 * K / ms, "eager_step_ms": eager,
+                  "tokens_per_member": L, "peak_gib": torch.cuda.max_memory_allocated() / 2**30, "losses": losses.tolist()}
+        print(K, res[K], flush=True)
+        del stack, params, opt
+    json.dump(res, open(f"{out}/stacked_model_probe.json", "w"), indent=1)
 
 
 if __name__ == "__main__": main()

@@ -1,0 +1,239 @@
+"""K Mamba2 language models of one architecture trained as one model: every weight stacked along a leading member axis, the projections as batched matrix products, mamba_ssm's chunked scan over all members at once."""
+from __future__ import annotations
+import importlib.util
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn, Tensor
+from transformers import Mamba2Config, Mamba2ForCausalLM
+
+# ---------------------------------------------------------------- ops
+
+def same_sequence(seq_idx:Tensor, # (K, L) sequence index of each token of each member's row
+                  width:int, # the convolution's width
+                 ) -> list[Tensor]:
+    "For s = 1 .. width-1, whether token t and token t-s lie in one sequence: (K, L, 1) booleans (False where t < s)."
+    return [F.pad(seq_idx[:, s:] == seq_idx[:, :-s], (s, 0))[..., None] for s in range(1, width)]
+
+
+def stacked_conv(x:Tensor, # (K, L, C) the convolution's input, each member's row
+                 weight:Tensor, # (K, C, W) each member's depthwise kernels
+                 bias:Tensor, # (K, C)
+                 same:list[Tensor], # `same_sequence(seq_idx, W)`
+                ) -> Tensor:
+    "Each member's causal depthwise convolution (before its SiLU), nothing read across a sequence boundary."
+    W = weight.shape[-1]
+    y = x * weight[:, None, :, W - 1].to(x.dtype) + bias[:, None].to(x.dtype)
+    for s in range(1, W):
+        y = y + F.pad(x[:, :-s], (0, 0, s, 0)) * same[s - 1] * weight[:, None, :, W - 1 - s].to(x.dtype)
+    return y
+
+
+def segment_cumsum(v:Tensor, # (K, L, H) values along each member's row
+                   seq_idx:Tensor, # (K, L) sequence index of each token
+                  ) -> Tensor:
+    "The cumulative sum of `v` along each row, restarted at every sequence's first token."
+    c = v.cumsum(1)
+    start = torch.ones_like(seq_idx, dtype=torch.bool); start[:, 1:] = seq_idx[:, 1:] != seq_idx[:, :-1]
+    pos = torch.arange(seq_idx.shape[1], device=v.device).expand_as(seq_idx)
+    first = torch.where(start, pos, torch.zeros_like(pos)).cummax(1).values          # each token's sequence start
+    before = torch.where((first > 0)[..., None], c.gather(1, (first - 1).clamp(min=0)[..., None].expand_as(c)), torch.zeros_like(c))
+    return c - before
+
+
+def ssd_reference(x:Tensor, # (K, L, H, P) inputs of each head
+                  dt:Tensor, # (K, L, H) time steps (after bias and softplus)
+                  A:Tensor, # (K, H) decay rates, negative
+                  B:Tensor, C:Tensor, # (K, L, G, N) input and output projections of each group
+                  seq_idx:Tensor, # (K, L) sequence index of each token
+                 ) -> Tensor:
+    "The selective SSM without D, by its quadratic form: y_t = sum over s <= t in t's sequence of C_t.B_s exp(sum_(s,t] dt A) dt_s x_s; float32 (K, L, H, P)."
+    K, L, H, P = x.shape
+    G = B.shape[2]
+    cum = segment_cumsum(dt.float() * A.float()[:, None], seq_idx)                  # (K, L, H)
+    mask = (seq_idx[:, :, None] == seq_idx[:, None, :]) & torch.ones(L, L, dtype=torch.bool, device=x.device).tril()
+    out = []
+    for k in range(K):   # one member at a time: the (H, L, L) decays of all members together would not fit for long rows
+        decay = torch.exp((cum[k].T[:, :, None] - cum[k].T[:, None, :]).masked_fill(~mask[k], float("-inf")))   # (H, t, s)
+        cb = torch.einsum("tgn,sgn->gts", C[k].float(), B[k].float()).repeat_interleave(H // G, 0)             # (H, t, s)
+        out.append(torch.einsum("hts,sh,shp->thp", decay * cb, dt[k].float(), x[k].float()))
+    return torch.stack(out)
+
+
+def ssd_fused(x:Tensor, dt:Tensor, A:Tensor, B:Tensor, C:Tensor, seq_idx:Tensor,
+              chunk_size:int, # the scan's chunk length
+             ) -> Tensor:
+    "`ssd_reference` by mamba_ssm's chunked scan over all members at once (members are its batch), each head's A folded into dt and x."
+    from mamba_ssm.ops.triton.ssd_combined import mamba_chunk_scan_combined  # optional: the gpu extra (mamba_ssm)
+    a = -A.float()[:, None]                                                         # (K, 1, H), > 0
+    return mamba_chunk_scan_combined((x / a[..., None]).to(x.dtype), dt.float() * a, -torch.ones(x.shape[2], device=x.device),
+                                     B, C, chunk_size, seq_idx=seq_idx.to(torch.int32))
+
+
+def fused_scan_available(x:Tensor) -> bool:
+    "Whether `ssd_fused` can run on `x`: a CUDA tensor, mamba_ssm installed."
+    return x.is_cuda and importlib.util.find_spec("mamba_ssm") is not None
+
+
+def rms(x:Tensor, weight:Tensor, # (K, d) each member's scale
+        eps:float) -> Tensor:
+    "transformers' Mamba2RMSNorm for each member: normalize in float32, scale, in x's dtype."
+    xf = x.float()
+    return weight[:, None] * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+def gated_rms(y:Tensor, z:Tensor, weight:Tensor, # (K, d)
+              eps:float, group:int) -> Tensor:
+    "transformers' Mamba2RMSNormGated for each member: `y * silu(z)` normalized in groups of `group` channels, scaled."
+    h = y.float() * F.silu(z.float())
+    g = h.view(*h.shape[:-1], -1, group)
+    g = g * torch.rsqrt(g.pow(2).mean(-1, keepdim=True) + eps)
+    return weight[:, None] * g.view(h.shape).to(y.dtype)
+
+
+def bmm_linear(x:Tensor, # (K, L, i)
+               weight:Tensor, # (K, o, i), as nn.Linear keeps it
+              ) -> Tensor:
+    "Each member's `x @ weight.T`, one batched product."
+    return torch.bmm(x, weight.transpose(1, 2))
+
+# ---------------------------------------------------------------- the module
+
+BLOCK_PARAMS = {   # stacked name -> (name in a Mamba2 block, shape of one member's tensor there (None: as stacked))
+    "norm": "norm.weight", "in_proj": "mixer.in_proj.weight", "conv_weight": "mixer.conv1d.weight",
+    "conv_bias": "mixer.conv1d.bias", "dt_bias": "mixer.dt_bias", "A_log": "mixer.A_log", "D": "mixer.D",
+    "gate_norm": "mixer.norm.weight", "out_proj": "mixer.out_proj.weight"}
+
+
+def check_stackable(config:Mamba2Config):
+    "Refuse (ValueError) a Mamba2 layout `StackedMamba2` does not compute."
+    bad = {k: v for k, v in {"use_bias": config.use_bias, "use_conv_bias": not config.use_conv_bias,
+                             "hidden_act": config.hidden_act not in ("silu", "swish"),
+                             "time_step_limit": tuple(config.time_step_limit) != (0.0, float("inf")),
+                             "residual_in_fp32": not config.residual_in_fp32}.items() if v}
+    if bad: raise ValueError(f"StackedMamba2 computes Mamba2 models without projection biases, with convolution biases, SiLU, "
+                             f"no time-step limit and a float32 residual; this config differs in {', '.join(bad)}")
+
+
+class StackedBlock(nn.Module):
+    "One Mamba2 block of K members: pre-norm, mixer, residual."
+    def __init__(self, config:Mamba2Config, members:int):
+        super().__init__()
+        c, K = config, members
+        self.inner, self.H, self.P, self.G, self.N = c.expand * c.hidden_size, c.num_heads, c.head_dim, c.n_groups, c.state_size
+        conv = self.inner + 2 * self.G * self.N
+        e = lambda *s: nn.Parameter(torch.empty(K, *s))
+        self.norm, self.in_proj = e(c.hidden_size), e(self.inner + conv + self.H, c.hidden_size)
+        self.conv_weight, self.conv_bias = e(conv, c.conv_kernel), e(conv)
+        self.dt_bias, self.A_log, self.D = e(self.H), e(self.H), e(self.H)
+        self.gate_norm, self.out_proj = e(self.inner), e(c.hidden_size, self.inner)
+        self.eps, self.chunk_size = c.layer_norm_epsilon, c.chunk_size
+
+    def mixer(self, x:Tensor, seq_idx:Tensor, same:list[Tensor], at) -> Tensor:
+        "The mixer's output (K, L, hidden) for the normalized input `x`; `at(point, t)` applies the perturbations of a site."
+        K, L, _ = x.shape
+        z, xbc, dt = bmm_linear(at("in_proj", x), self.in_proj).split([self.inner, self.inner + 2 * self.G * self.N, self.H], -1)
+        xbc = F.silu(stacked_conv(xbc, self.conv_weight, self.conv_bias, same))
+        xs, B, C = xbc.split([self.inner, self.G * self.N, self.G * self.N], -1)
+        xs = xs.reshape(K, L, self.H, self.P)
+        dt = F.softplus(dt.float() + self.dt_bias[:, None].float())
+        A, args = -torch.exp(self.A_log.float()), (B.reshape(K, L, self.G, self.N), C.reshape(K, L, self.G, self.N), seq_idx)
+        y = ssd_fused(xs, dt, A, *args, self.chunk_size) if fused_scan_available(xs) else ssd_reference(xs, dt, A, *args)
+        y = (y + xs.float() * self.D[:, None, :, None].float()).to(xs.dtype).reshape(K, L, self.inner)
+        y = at("gate_norm", gated_rms(y, z, self.gate_norm, self.eps, self.inner // self.G))
+        return bmm_linear(at("out_proj", y), self.out_proj)
+
+    def forward(self, h:Tensor, seq_idx:Tensor, same:list[Tensor], at) -> Tensor:
+        return h.float() + at("mixer", self.mixer(at("norm", rms(h, self.norm, self.eps)), seq_idx, same, at))
+
+
+@dataclass
+class StackedOutput:
+    losses:Tensor|None # (K,) each member's mean loss over its labelled tokens
+    logits:Tensor|None # (K, L, vocab) float32, when asked for
+
+
+class StackedMamba2(nn.Module):
+    "K Mamba2ForCausalLM of one architecture as one module: each weight a (K, ...) tensor; member k computes what model k computes."
+    def __init__(self, config:Mamba2Config, members:int):
+        super().__init__()
+        check_stackable(config)
+        self.config, self.members = config, members
+        K, c = members, config
+        self.embeddings = nn.Parameter(torch.empty(K, c.vocab_size, c.hidden_size))
+        self.layers = nn.ModuleList(StackedBlock(c, K) for _ in range(c.num_hidden_layers))
+        self.norm_f = nn.Parameter(torch.empty(K, c.hidden_size))
+        self.lm_head = None if c.tie_word_embeddings else nn.Parameter(torch.empty(K, c.vocab_size, c.hidden_size))
+
+    def names(self) -> dict[str, str]:
+        "Each stacked parameter's name -> the name of its member tensors in a Mamba2ForCausalLM."
+        out = {"embeddings": "backbone.embeddings.weight", "norm_f": "backbone.norm_f.weight"}
+        out |= {f"layers.{i}.{k}": f"backbone.layers.{i}.{v}" for i in range(len(self.layers)) for k, v in BLOCK_PARAMS.items()}
+        return out | ({} if self.lm_head is None else {"lm_head": "lm_head.weight"})
+
+    @classmethod
+    @torch.no_grad()
+    def from_models(cls, models:list[Mamba2ForCausalLM]) -> "StackedMamba2":
+        "One stack of `models` (same architecture), member k a copy of `models[k]`'s weights, on their device."
+        c = models[0].config
+        if any(m.config.to_diff_dict() != c.to_diff_dict() for m in models[1:]):
+            raise ValueError("StackedMamba2.from_models: the models differ in their configs; a stack holds one architecture")
+        stack = cls(c, len(models)).to(models[0].device)
+        for name, hf in stack.names().items():
+            p = stack.get_parameter(name)
+            p.copy_(torch.stack([m.get_parameter(hf).reshape(p.shape[1:]) for m in models]))
+        return stack
+
+    @torch.no_grad()
+    def member_state_dict(self, k:int) -> dict[str, Tensor]:
+        "Member `k`'s weights as a Mamba2ForCausalLM state dict (copies; tied `lm_head.weight` included)."
+        sd = {hf: member_tensor(self.get_parameter(n)[k], hf) for n, hf in self.names().items()}
+        if self.lm_head is None: sd["lm_head.weight"] = sd["backbone.embeddings.weight"]
+        return sd
+
+    def member_model(self, k:int) -> Mamba2ForCausalLM:
+        "A standalone Mamba2ForCausalLM holding member `k`'s weights (float32, on the stack's device)."
+        with torch.device(self.embeddings.device): model = Mamba2ForCausalLM(self.config)
+        model.load_state_dict(self.member_state_dict(k))
+        for n, p in model.named_parameters():   # the stack keeps its SSM scalars in float32; so does the copy
+            if n.rsplit(".", 1)[-1] in ("A_log", "D", "dt_bias"): p.data = p.data.float()
+        return model
+
+    def forward(self, input_ids:Tensor, # (K, L) each member's row of tokens
+                seq_idx:Tensor|None=None, # (K, L) sequence index of each token (None: one sequence a row)
+                labels:Tensor|None=None, # (K, L) unshifted labels, -100 ignored
+                perturb:dict|None=None, # (point, layer) -> f(x) applied there in training: points norm, in_proj, gate_norm, out_proj, mixer (layer i), norm_f (layer None)
+                return_logits:bool=False,
+               ) -> StackedOutput:
+        "Each member's loss on its row (and the logits if asked): what member k's Mamba2ForCausalLM computes on row k."
+        K, L = input_ids.shape
+        if seq_idx is None: seq_idx = torch.zeros_like(input_ids)
+        fns = perturb if (perturb and self.training) else {}
+        at_layer = lambda i: (lambda point, x: fns[(point, i)](x) if (point, i) in fns else x)
+        emb = self.embeddings
+        h = torch.gather(emb, 1, input_ids[..., None].expand(K, L, emb.shape[-1]))
+        same = same_sequence(seq_idx, self.config.conv_kernel)
+        for i, layer in enumerate(self.layers): h = layer(h, seq_idx, same, at_layer(i))
+        h = at_layer(None)("norm_f", rms(h, self.norm_f, self.config.layer_norm_epsilon))
+        head = emb if self.lm_head is None else self.lm_head
+        logits = bmm_linear(h.to(head.dtype), head).float()
+        losses = None if labels is None else member_losses(logits, labels)
+        return StackedOutput(losses, logits if return_logits or labels is None else None)
+
+
+def member_tensor(t:Tensor, # one member's slice of a stacked parameter
+                  name:str, # its name in a Mamba2ForCausalLM
+                 ) -> Tensor:
+    "A copy of `t` shaped as the Mamba2ForCausalLM parameter `name` (a convolution's weight is (C, 1, W) there)."
+    t = t.detach().clone()
+    return t[:, None] if name.endswith("conv1d.weight") else t
+
+
+def member_losses(logits:Tensor, # (K, L, V) float32
+                  labels:Tensor, # (K, L) unshifted, -100 ignored
+                 ) -> Tensor:
+    "Each member's causal-LM loss: the mean cross-entropy of token t+1 given tokens up to t over its labelled tokens (K,)."
+    shift = F.pad(labels, (0, 1), value=-100)[:, 1:]
+    ce = F.cross_entropy(logits.transpose(1, 2), shift, ignore_index=-100, reduction="none")   # (K, L), 0 where ignored
+    return ce.sum(1) / (shift != -100).sum(1).clamp(min=1)
