@@ -175,23 +175,13 @@ def model_probe(out, ks=(1, 4, 8, 16), L=3584):
         pad = lambda t, v: F.pad(t, (0, n - t.shape[1]), value=v)
         return (torch.cat([pad(b["input_ids"], 0) for b in bs]).to(dev), torch.cat([pad(b["seq_idx"], 10_000) for b in bs]).to(dev),
                 torch.cat([pad(b["labels"], -100) for b in bs]).to(dev))
-    res = {}
-    # agreement: fused scan against the reference, float32, two members, 512-token rows
-    stack = StackedMamba2.from_models([base, base]).to(dev)
-    ids, seq, lab = rows(2, 0); ids, seq, lab = ids[:, :512], seq[:, :512], lab[:, :512]
     import stacked_model as sm
-    with torch.no_grad():
-        fused = stack(ids, seq, lab, return_logits=True)
-        sm.fused_scan_available = lambda x: False
-        ref = stack(ids, seq, lab, return_logits=True)
-        sm.fused_scan_available = lambda x: x.is_cuda
-    res["fused_vs_reference_fp32"] = {"max_abs_logit_diff": (fused.logits - ref.logits).abs().max().item(),
-                                      "losses_fused": fused.losses.tolist(), "losses_reference": ref.losses.tolist()}
-    print(res, flush=True)
-    del stack
-    for K in ks:
+    res = {"variants": {}}
+    def variant(K, compiled, chunk, profile=False):
+        sm.COMPILE = compiled
         torch.cuda.empty_cache(); torch.cuda.reset_peak_memory_stats()
         stack = StackedMamba2.from_models([base] * K).to(dev).train()
+        for layer in stack.layers: layer.chunk_size = chunk
         params = list(stack.parameters())
         opt = torch.optim.AdamW(params, lr=torch.tensor(1e-4, device=dev), betas=(0.9, 0.95), fused=True, capturable=True)
         ids, seq, lab = rows(K, 0)
@@ -208,14 +198,24 @@ def model_probe(out, ks=(1, 4, 8, 16), L=3584):
             for p in params: p.grad.mul_(coef.view(-1, *[1] * (p.dim() - 1)))
             opt.step(); opt.zero_grad(set_to_none=False)
             losses.copy_(out.losses.detach())
+        t0 = time.perf_counter()
         ms = graphed_ms(step, params)
-        t_eager = time.perf_counter()
-        for _ in range(3): step()
-        torch.cuda.synchronize(); eager = (time.perf_counter() - t_eager) / 3 * 1e3
-        res[K] = {"step_ms": ms, "step_ms_per_member": ms / K, "members_steps_per_s": 1e3 * K / ms, "eager_step_ms": eager,
-                  "tokens_per_member": L, "peak_gib": torch.cuda.max_memory_allocated() / 2**30, "losses": losses.tolist()}
-        print(K, res[K], flush=True)
-        del stack, params, opt
+        r = {"K": K, "compiled": compiled, "chunk_size": chunk, "step_ms": ms, "step_ms_per_member": ms / K,
+             "members_steps_per_s": 1e3 * K / ms, "tokens_per_member": L, "setup_s": time.perf_counter() - t0,
+             "peak_gib": torch.cuda.max_memory_allocated() / 2**30, "losses": [round(v, 4) for v in losses.tolist()]}
+        if profile:
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                for _ in range(3): step()
+                torch.cuda.synchronize()
+            ka = sorted(prof.key_averages(), key=lambda e: -e.self_device_time_total)
+            r["kernels_ms_per_step"] = {e.key[:80]: round(e.self_device_time_total / 3e3, 3) for e in ka[:30]}
+            r["eager_kernel_ms_per_step"] = round(sum(e.self_device_time_total for e in ka) / 3e3, 2)
+        print(r, flush=True)
+        return r
+    for K, compiled, chunk, prof in [(16, True, 256, True), (16, True, 128, False), (24, True, 128, False), (8, True, 128, False)]:
+        try: res["variants"][f"K{K}_{'compiled' if compiled else 'eager'}_chunk{chunk}"] = variant(K, compiled, chunk, prof)
+        except Exception as e: res["variants"][f"K{K}_{compiled}_{chunk}"] = {"failed": f"{type(e).__name__}: {e}"[:500]}; print(e, flush=True)
+        json.dump(res, open(f"{out}/stacked_model_probe.json", "w"), indent=1)
     json.dump(res, open(f"{out}/stacked_model_probe.json", "w"), indent=1)
 
 

@@ -61,14 +61,57 @@ def ssd_reference(x:Tensor, # (K, L, H, P) inputs of each head
     return torch.stack(out)
 
 
+@torch.library.custom_op("lengen::stacked_scan", mutates_args=())
+def stacked_scan(x:Tensor, # (K, L, H, P) inputs, each head's already divided by its -A
+                 dt:Tensor, # (K, L, H) float32 time steps, each head's already multiplied by its -A
+                 B:Tensor, C:Tensor, # (K, L, G, N)
+                 seq_idx:Tensor, # (K, L) int32
+                 chunk_size:int) -> Tensor:
+    "mamba_ssm's chunked scan with A = -1 for every head: members as its batch. An op of its own, so that the compiler leaves it whole."
+    from mamba_ssm.ops.triton.ssd_combined import _mamba_chunk_scan_combined_fwd  # optional: the gpu extra (mamba_ssm)
+    A = -torch.ones(x.shape[2], device=x.device, dtype=torch.float32)
+    return _mamba_chunk_scan_combined_fwd(x, dt, A, B, C, chunk_size, seq_idx=seq_idx)[0]
+
+@stacked_scan.register_fake
+def _(x, dt, B, C, seq_idx, chunk_size): return x.new_empty(x.shape)
+
+@torch.library.custom_op("lengen::stacked_scan_backward", mutates_args=())
+def stacked_scan_backward(dout:Tensor, x:Tensor, dt:Tensor, B:Tensor, C:Tensor, out:Tensor, seq_idx:Tensor,
+                          chunk_size:int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    "The gradients of `stacked_scan` for x, dt, B and C, from mamba_ssm's backward kernels."
+    from mamba_ssm.ops.triton.ssd_combined import _mamba_chunk_scan_combined_bwd  # optional: the gpu extra (mamba_ssm)
+    A = -torch.ones(x.shape[2], device=x.device, dtype=torch.float32)
+    dx, ddt, _, dB, dC, *_ = _mamba_chunk_scan_combined_bwd(dout, x, dt, A, B, C, out, chunk_size, seq_idx=seq_idx)
+    return dx, ddt, dB, dC
+
+@stacked_scan_backward.register_fake
+def _(dout, x, dt, B, C, out, seq_idx, chunk_size): return x.new_empty(x.shape), dt.new_empty(dt.shape), B.new_empty(B.shape), C.new_empty(C.shape)
+
+def _scan_setup(ctx, inputs, output):
+    x, dt, B, C, seq_idx, chunk_size = inputs
+    ctx.save_for_backward(x, dt, B, C, output, seq_idx); ctx.chunk_size = chunk_size
+
+def _scan_grads(ctx, dout):
+    x, dt, B, C, out, seq_idx = ctx.saved_tensors
+    return *stacked_scan_backward(dout.contiguous(), x, dt, B, C, out, seq_idx, ctx.chunk_size), None, None
+
+stacked_scan.register_autograd(_scan_grads, setup_context=_scan_setup)
+
+
+def fold_decay(x:Tensor, # (K, L, H, P)
+               dt:Tensor, # (K, L, H) float32, after bias and softplus
+               A:Tensor, # (K, H) negative decay rates
+              ) -> tuple[Tensor, Tensor]:
+    "(x / -A, dt * -A) per member and head: exp(dt*A) = exp(dt'*(-1)) and dt*x = dt'*x', so the scan runs with one A for all."
+    a = -A.float()[:, None]
+    return (x / a[..., None]).to(x.dtype), dt.float() * a
+
+
 def ssd_fused(x:Tensor, dt:Tensor, A:Tensor, B:Tensor, C:Tensor, seq_idx:Tensor,
               chunk_size:int, # the scan's chunk length
              ) -> Tensor:
     "`ssd_reference` by mamba_ssm's chunked scan over all members at once (members are its batch), each head's A folded into dt and x."
-    from mamba_ssm.ops.triton.ssd_combined import mamba_chunk_scan_combined  # optional: the gpu extra (mamba_ssm)
-    a = -A.float()[:, None]                                                         # (K, 1, H), > 0
-    return mamba_chunk_scan_combined((x / a[..., None]).to(x.dtype), dt.float() * a, -torch.ones(x.shape[2], device=x.device),
-                                     B, C, chunk_size, seq_idx=seq_idx.to(torch.int32))
+    return stacked_scan(*fold_decay(x, dt, A), B.contiguous(), C.contiguous(), seq_idx.to(torch.int32).contiguous(), chunk_size)
 
 
 def fused_scan_available(x:Tensor) -> bool:
@@ -97,6 +140,46 @@ def bmm_linear(x:Tensor, # (K, L, i)
               ) -> Tensor:
     "Each member's `x @ weight.T`, one batched product."
     return torch.bmm(x, weight.transpose(1, 2))
+
+COMPILE = True   # on CUDA, the elementwise work around the scan runs as torch.compile's fused kernels (False: eagerly)
+
+class on_cuda_compiled:
+    "`fn` as it is on the CPU; on CUDA tensors compiled by torch.compile, so that its elementwise ops run as a few fused kernels."
+    def __init__(self, fn): self.fn, self.compiled = fn, None
+    def __call__(self, *args):
+        if not (COMPILE and args[0].is_cuda): return self.fn(*args)
+        if self.compiled is None: self.compiled = torch.compile(self.fn, fullgraph=True, dynamic=False)
+        return self.compiled(*args)
+
+
+def _pre_scan(xbc:Tensor, # (K, L, conv channels) the convolution's input
+              dt:Tensor, # (K, L, H) raw time steps
+              conv_weight:Tensor, conv_bias:Tensor, same:list[Tensor], dt_bias:Tensor, A_log:Tensor,
+              shape:tuple, # (heads, head_dim, groups, state_size)
+             ) -> tuple:
+    "The mixer between in_proj and the scan: convolution and SiLU, the split into x, B, C, dt's bias and softplus, A."
+    H, P, G, N = shape
+    K, L, _ = xbc.shape
+    xbc = F.silu(stacked_conv(xbc, conv_weight, conv_bias, same))
+    xs, B, C = xbc.split([H * P, G * N, G * N], -1)
+    dt = F.softplus(dt.float() + dt_bias[:, None].float())
+    return xs.reshape(K, L, H, P), dt, -torch.exp(A_log.float()), B.reshape(K, L, G, N), C.reshape(K, L, G, N)
+
+def _pre_scan_folded(*args) -> tuple:
+    "`_pre_scan`, then `fold_decay`'s x and dt for the scan kernel."
+    xs, dt, A, B, C = _pre_scan(*args)
+    return xs, dt, A, B.contiguous(), C.contiguous(), *fold_decay(xs, dt, A)
+
+def _post_scan(y:Tensor, # (K, L, H, P) the scan's output, without D
+               xs:Tensor, D:Tensor, z:Tensor, gate_norm:Tensor, eps:float, group:int) -> Tensor:
+    "The mixer between the scan and out_proj: D's skip connection, the gate and the gated RMSNorm."
+    K, L, H, P = xs.shape
+    y = (y.float() + xs.float() * D[:, None, :, None].float()).to(xs.dtype).reshape(K, L, H * P)
+    return gated_rms(y, z, gate_norm, eps, group)
+
+pre_scan, pre_scan_folded, post_scan = on_cuda_compiled(_pre_scan), on_cuda_compiled(_pre_scan_folded), on_cuda_compiled(_post_scan)
+block_norm = on_cuda_compiled(rms)
+
 
 # ---------------------------------------------------------------- the module
 
@@ -132,20 +215,18 @@ class StackedBlock(nn.Module):
 
     def mixer(self, x:Tensor, seq_idx:Tensor, same:list[Tensor], at) -> Tensor:
         "The mixer's output (K, L, hidden) for the normalized input `x`; `at(point, t)` applies the perturbations of a site."
-        K, L, _ = x.shape
         z, xbc, dt = bmm_linear(at("in_proj", x), self.in_proj).split([self.inner, self.inner + 2 * self.G * self.N, self.H], -1)
-        xbc = F.silu(stacked_conv(xbc, self.conv_weight, self.conv_bias, same))
-        xs, B, C = xbc.split([self.inner, self.G * self.N, self.G * self.N], -1)
-        xs = xs.reshape(K, L, self.H, self.P)
-        dt = F.softplus(dt.float() + self.dt_bias[:, None].float())
-        A, args = -torch.exp(self.A_log.float()), (B.reshape(K, L, self.G, self.N), C.reshape(K, L, self.G, self.N), seq_idx)
-        y = ssd_fused(xs, dt, A, *args, self.chunk_size) if fused_scan_available(xs) else ssd_reference(xs, dt, A, *args)
-        y = (y + xs.float() * self.D[:, None, :, None].float()).to(xs.dtype).reshape(K, L, self.inner)
-        y = at("gate_norm", gated_rms(y, z, self.gate_norm, self.eps, self.inner // self.G))
+        shape = (self.H, self.P, self.G, self.N)
+        fused = fused_scan_available(x)
+        xs, dt, A, B, C, *folded = (pre_scan_folded if fused else pre_scan)(xbc, dt, self.conv_weight, self.conv_bias, same,
+                                                                           self.dt_bias, self.A_log, shape)
+        if fused: y = stacked_scan(*folded, B, C, seq_idx.to(torch.int32).contiguous(), self.chunk_size)
+        else: y = ssd_reference(xs, dt, A, B, C, seq_idx)
+        y = at("gate_norm", post_scan(y, xs, self.D, z, self.gate_norm, self.eps, self.inner // self.G))
         return bmm_linear(at("out_proj", y), self.out_proj)
 
     def forward(self, h:Tensor, seq_idx:Tensor, same:list[Tensor], at) -> Tensor:
-        return h.float() + at("mixer", self.mixer(at("norm", rms(h, self.norm, self.eps)), seq_idx, same, at))
+        return h.float() + at("mixer", self.mixer(at("norm", block_norm(h, self.norm, self.eps)), seq_idx, same, at))
 
 
 @dataclass
