@@ -212,6 +212,18 @@ def model_probe(out, ks=(1, 4, 8, 16), L=3584):
             r["eager_kernel_ms_per_step"] = round(sum(e.self_device_time_total for e in ka) / 3e3, 2)
         print(r, flush=True)
         return r
+    # greedy decoding of 100 strings of 50 letters for each of 16 members at once, replayed from a CUDA graph
+    from lengen.ops.decode import GreedyDecoder
+    try:
+        stack = StackedMamba2.from_models([base] * 16).to(dev).eval()
+        prompts = torch.randint(4, 30, (100, 52), device=dev)
+        with torch.no_grad():
+            dec = GreedyDecoder(None, prompts.repeat(16, 1), 51, 3, 0, stepper=sm.StackedStepper(stack, 100), cuda_graph=True, ended=lambda seq, done: False)
+            dec.run(); torch.cuda.synchronize(); t0 = time.perf_counter(); dec.restart(prompts.repeat(16, 1)); dec.stepper.reset(); dec.run(); torch.cuda.synchronize()
+        res["decode_16x100"] = {"steps": dec.steps, "ms_per_step": (time.perf_counter() - t0) / dec.steps * 1e3}
+        print(res["decode_16x100"], flush=True)
+        del stack, dec
+    except Exception as e: res["decode_16x100"] = {"failed": f"{type(e).__name__}: {e}"[:500]}; print(e, flush=True)
     for K, compiled, chunk, prof in [(16, True, 256, True), (16, True, 128, False), (24, True, 128, False), (8, True, 128, False)]:
         try: res["variants"][f"K{K}_{'compiled' if compiled else 'eager'}_chunk{chunk}"] = variant(K, compiled, chunk, prof)
         except Exception as e: res["variants"][f"K{K}_{compiled}_{chunk}"] = {"failed": f"{type(e).__name__}: {e}"[:500]}; print(e, flush=True)

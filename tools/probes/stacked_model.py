@@ -30,35 +30,25 @@ def stacked_conv(x:Tensor, # (K, L, C) the convolution's input, each member's ro
     return y
 
 
-def segment_cumsum(v:Tensor, # (K, L, H) values along each member's row
-                   seq_idx:Tensor, # (K, L) sequence index of each token
-                  ) -> Tensor:
-    "The cumulative sum of `v` along each row, restarted at every sequence's first token."
-    c = v.cumsum(1)
-    start = torch.ones_like(seq_idx, dtype=torch.bool); start[:, 1:] = seq_idx[:, 1:] != seq_idx[:, :-1]
-    pos = torch.arange(seq_idx.shape[1], device=v.device).expand_as(seq_idx)
-    first = torch.where(start, pos, torch.zeros_like(pos)).cummax(1).values          # each token's sequence start
-    before = torch.where((first > 0)[..., None], c.gather(1, (first - 1).clamp(min=0)[..., None].expand_as(c)), torch.zeros_like(c))
-    return c - before
-
-
 def ssd_reference(x:Tensor, # (K, L, H, P) inputs of each head
                   dt:Tensor, # (K, L, H) time steps (after bias and softplus)
                   A:Tensor, # (K, H) decay rates, negative
                   B:Tensor, C:Tensor, # (K, L, G, N) input and output projections of each group
-                  seq_idx:Tensor, # (K, L) sequence index of each token
+                  seq_idx:Tensor, # (K, L) sequence index of each token (non-decreasing along a row)
                  ) -> Tensor:
     "The selective SSM without D, by its quadratic form: y_t = sum over s <= t in t's sequence of C_t.B_s exp(sum_(s,t] dt A) dt_s x_s; float32 (K, L, H, P)."
     K, L, H, P = x.shape
     G = B.shape[2]
-    cum = segment_cumsum(dt.float() * A.float()[:, None], seq_idx)                  # (K, L, H)
-    mask = (seq_idx[:, :, None] == seq_idx[:, None, :]) & torch.ones(L, L, dtype=torch.bool, device=x.device).tril()
-    out = []
-    for k in range(K):   # one member at a time: the (H, L, L) decays of all members together would not fit for long rows
-        decay = torch.exp((cum[k].T[:, :, None] - cum[k].T[:, None, :]).masked_fill(~mask[k], float("-inf")))   # (H, t, s)
-        cb = torch.einsum("tgn,sgn->gts", C[k].float(), B[k].float()).repeat_interleave(H // G, 0)             # (H, t, s)
-        out.append(torch.einsum("hts,sh,shp->thp", decay * cb, dt[k].float(), x[k].float()))
-    return torch.stack(out)
+    y = x.new_zeros(K, L, H, P, dtype=torch.float32)
+    for k in range(K):   # member by member and sequence by sequence: memory grows with the longest sequence, not the row
+        bounds = torch.nonzero(F.pad(seq_idx[k, 1:] != seq_idx[k, :-1], (1, 0), value=True)).flatten().tolist() + [L]
+        for a, b in zip(bounds, bounds[1:]):
+            cum = (dt[k, a:b].float() * A[k].float()).cumsum(0).T                               # (H, n)
+            decay = torch.exp((cum[:, :, None] - cum[:, None, :]).masked_fill(
+                ~torch.ones(b - a, b - a, dtype=torch.bool, device=x.device).tril(), float("-inf")))  # (H, t, s)
+            cb = torch.einsum("tgn,sgn->gts", C[k, a:b].float(), B[k, a:b].float()).repeat_interleave(H // G, 0)
+            y[k, a:b] = torch.einsum("hts,sh,shp->thp", decay * cb, dt[k, a:b].float(), x[k, a:b].float())
+    return y
 
 
 @torch.library.custom_op("lengen::stacked_scan", mutates_args=())
@@ -318,3 +308,72 @@ def member_losses(logits:Tensor, # (K, L, V) float32
     shift = F.pad(labels, (0, 1), value=-100)[:, 1:]
     ce = F.cross_entropy(logits.transpose(1, 2), shift, ignore_index=-100, reduction="none")   # (K, L), 0 where ignored
     return ce.sum(1) / (shift != -100).sum(1).clamp(min=1)
+
+
+# ---------------------------------------------------------------- recurrent steps (greedy decoding)
+
+@dataclass
+class StackedState:
+    "Every layer's recurrent state for B rows of each of K members."
+    conv: Tensor # (layers, K, B, conv channels, W-1) the last W-1 inputs of each convolution
+    ssm: Tensor # (layers, K, B, H, P, N) the SSM states, float32
+    def zero_(self): self.conv.zero_(); self.ssm.zero_(); return self
+
+
+def ssm_step_stacked(state:Tensor, # (K, B, H, P, N) float32; updated in place
+                     x:Tensor, # (K, B, H, P)
+                     dt:Tensor, # (K, B, H) after bias and softplus
+                     A:Tensor, # (K, H) negative
+                     B:Tensor, C:Tensor, # (K, B, G, N)
+                    ) -> Tensor:
+    "One step of each member's selective SSM without D: y (K, B, H, P) float32. On CUDA by mamba_ssm's kernel, A folded as in training."
+    K, b, H, P = x.shape
+    G, N = B.shape[2:]
+    if x.is_cuda and importlib.util.find_spec("mamba_ssm") is not None:
+        from mamba_ssm.ops.triton.selective_state_update import selective_state_update  # optional: the gpu extra (mamba_ssm)
+        xf, dtf = fold_decay(x.float(), dt, A)
+        flat = lambda t: t.reshape(K * b, *t.shape[2:])
+        y = selective_state_update(flat(state), flat(xf), flat(dtf)[..., None].expand(-1, H, P),
+                                   -torch.ones(H, P, N, device=x.device), flat(B), flat(C))
+        return y.view(K, b, H, P)
+    Bh, Ch = (t.float().repeat_interleave(H // G, 2) for t in (B, C))                   # (K, B, H, N)
+    dtf = dt.float()[..., None, None]
+    state.copy_(state * torch.exp(dtf * A.float()[:, None, :, None, None]) + dtf * x.float()[..., None] * Bh[:, :, :, None])
+    return (state @ Ch[..., None])[..., 0]
+
+
+class StackedStepper:
+    "One recurrent step of every member for `batch` rows each (K * batch rows in all, member-major), on its own states."
+    def __init__(self, stack:"StackedMamba2", batch:int):
+        c, p = stack.config, stack.embeddings
+        conv = c.expand * c.hidden_size + 2 * c.n_groups * c.state_size
+        self.stack, self.batch, K, n = stack, batch, stack.members, c.num_hidden_layers
+        self.state = StackedState(torch.zeros(n, K, batch, conv, c.conv_kernel - 1, dtype=p.dtype, device=p.device),
+                                  torch.zeros(n, K, batch, c.num_heads, c.head_dim, c.state_size, device=p.device))
+
+    def reset(self): self.state.zero_()
+
+    def __call__(self, ids:Tensor, # (K * batch,) one token per row
+                 pos:Tensor) -> Tensor: # the step's index (unused: the state is the position)
+        "Float32 logits (K * batch, vocab) of the next token, advancing the states."
+        s, K = self.stack, self.stack.members
+        eps = s.config.layer_norm_epsilon
+        ids = ids.view(K, self.batch)
+        h = torch.gather(s.embeddings, 1, ids[..., None].expand(*ids.shape, s.embeddings.shape[-1]))
+        for i, layer in enumerate(s.layers):
+            x = rms(h, layer.norm, eps)
+            z, xbc, dt = bmm_linear(x, layer.in_proj).split([layer.inner, layer.inner + 2 * layer.G * layer.N, layer.H], -1)
+            conv = self.state.conv[i]
+            window = torch.cat([conv, xbc[..., None].to(conv.dtype)], -1)
+            conv.copy_(window[..., 1:])
+            xbc = F.silu((window * layer.conv_weight[:, None]).sum(-1) + layer.conv_bias[:, None])
+            xs, B, C = xbc.split([layer.inner, layer.G * layer.N, layer.G * layer.N], -1)
+            xs = xs.reshape(K, self.batch, layer.H, layer.P)
+            dt = F.softplus(dt.float() + layer.dt_bias[:, None].float())
+            y = ssm_step_stacked(self.state.ssm[i], xs, dt, -torch.exp(layer.A_log.float()),
+                                 B.reshape(K, self.batch, layer.G, layer.N), C.reshape(K, self.batch, layer.G, layer.N))
+            y = (y + xs.float() * layer.D[:, None, :, None].float()).to(xs.dtype).reshape(K, self.batch, layer.inner)
+            h = h.float() + bmm_linear(gated_rms(y, z, layer.gate_norm, eps, layer.inner // layer.G), layer.out_proj)
+        h = rms(h, s.norm_f, eps)
+        head = s.embeddings if s.lm_head is None else s.lm_head
+        return bmm_linear(h.to(head.dtype), head).float().reshape(K * self.batch, -1)
