@@ -25,11 +25,11 @@ __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'CO
            'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES', 'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig',
            'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig',
            'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig',
-           'EvalExtraConfig', 'FSDPConfig', 'InitialStateConfig', 'TrainingConfig', 'StrengthConfig', 'ComposedConfig',
-           'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'validate_config',
-           'check_fsdp', 'check_initial_state', 'register_schema', 'group_options', 'list_experiments',
-           'compose_config', 'in_ipython', 'resolve_aliases', 'finish_config', 'sweep_jobs', 'job_dirname',
-           'launcher_defaults', 'show_config', 'run_multirun']
+           'EvalExtraConfig', 'FSDPConfig', 'InitialStateConfig', 'StackConfig', 'TrainingConfig', 'StrengthConfig',
+           'ComposedConfig', 'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters',
+           'validate_config', 'check_fsdp', 'check_initial_state', 'register_schema', 'group_options',
+           'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases', 'finish_config', 'sweep_jobs',
+           'job_dirname', 'launcher_defaults', 'show_config', 'run_multirun']
 
 # %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
@@ -221,6 +221,13 @@ class InitialStateConfig:
     noise_std: float = 1.0  # standard deviation of fixed noise
     prob: float = 1.0  # fraction of rows, drawn each step, that start from the non-zero state (the others from zero)
 
+# %% ../nbs/core/00_config.ipynb #99b8ddc1
+@dataclass
+class StackConfig:
+    "Seeds of one run trained together as one stacked model (`lengen.train.stacked`); empty: one run, one process."
+    seeds: List[int] = field(default_factory=list)  # the seeds trained together, e.g. [100,101,102] (empty: the run's own seed, alone)
+    output_dirs: List[str] = field(default_factory=list)  # each seed's output folder, in the order of seeds (empty: output_dir/seed<S>)
+
 # %% ../nbs/core/00_config.ipynb #26ea6840
 @dataclass
 class TrainingConfig:
@@ -261,6 +268,7 @@ class TrainingConfig:
     eval_extra: EvalExtraConfig = field(default_factory=EvalExtraConfig)  # per-position loss evaluation
     fsdp: FSDPConfig = field(default_factory=FSDPConfig)  # fully sharded data parallel training
     initial_state: InitialStateConfig = field(default_factory=InitialStateConfig)  # noisy or passed initial states (Mamba2)
+    stack: StackConfig = field(default_factory=StackConfig)  # seeds trained together as one stacked model
 
 # %% ../nbs/core/00_config.ipynb #96ec2ad2
 @dataclass

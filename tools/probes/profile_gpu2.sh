@@ -17,3 +17,4 @@ for v in "graphs64:compile.cuda_graphs=true per_device_train_batch_size=64 gradi
     --set data.path=/tmp/rows85 --set max_steps=40 --set kernels.liger=true --set kernels.rms_norm=false $sets \
     --at 15 --steps 5 --out "$OUT/m85_$name" 2>&1 | grep -E "median_step_s|first_step|Error|error" | tail -n 5
 done
+timeout 240 python scratch/gpu_stack_run.py 16 400 vpad "$OUT/stack_run_k16.json" 2>&1 | grep -v -i warn | grep -E "^\[" | tail -n 25
