@@ -221,7 +221,7 @@ class InitialStateConfig:
     noise_std: float = 1.0  # standard deviation of fixed noise
     prob: float = 1.0  # fraction of rows, drawn each step, that start from the non-zero state (the others from zero)
 
-# %% ../nbs/core/00_config.ipynb #99b8ddc1
+# %% ../nbs/core/00_config.ipynb #f696f347
 @dataclass
 class StackConfig:
     "Seeds of one run trained together as one stacked model (`lengen.train.stacked`); empty: one run, one process."

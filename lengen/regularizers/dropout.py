@@ -19,8 +19,8 @@ from ..models.family import Family, find_blocks, has_submodule
 from ..ops.vpad_kernel import VPAD_EPS, fused_vpad_available, vpad_fused
 
 # %% auto #0
-__all__ = ['FUSED_VPAD', 'pre_linear_dropout', 'vpad_dropout', 'Site', 'resolve_sites', 'format_sites', 'Regularizers',
-           'apply_regularizers']
+__all__ = ['FUSED_VPAD', 'pre_linear_dropout', 'vpad_dropout', 'Site', 'resolve_sites', 'format_sites', 'site_function',
+           'Regularizers', 'apply_regularizers']
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #150d714a
 def pre_linear_dropout(x:Tensor, # activations (..., d)
@@ -187,7 +187,7 @@ def _input_hook(fn:Callable):
     return hook
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #a6fbe827
-def _site_fn(site:Site, d:DictConfig) -> Callable:
+def site_function(site:Site, d:DictConfig) -> Callable:
     "The perturbation a site applies, as f(x)."
     if site.mode == "vpad":
         return partial(vpad_dropout, p=site.rate, detach_alpha=not d.no_detach_alpha, detach_beta=not d.no_detach_beta,
@@ -278,7 +278,7 @@ def apply_regularizers(model:nn.Module, # a Llama-style or Mamba2 model
     reg = Regularizers(model, resolve_sites(model, cfg))
     try:
         for s in reg.sites:
-            if s.location != "attention": reg._undo.append(_attach(model.get_submodule(s.name), s, _site_fn(s, cfg.dropout)))
+            if s.location != "attention": reg._undo.append(_attach(model.get_submodule(s.name), s, site_function(s, cfg.dropout)))
         for owner in _unfused_owners(reg.sites, fam): reg._undo.append(_UnfusedRouter.route(model.get_submodule(owner)))
         reg._undo.append(_set_attention_dropout(model, reg.sites, blocks, fam))
     except Exception: reg.remove(); raise

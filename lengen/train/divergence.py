@@ -55,6 +55,7 @@ class Diverged(RuntimeError):
     def __init__(self, found:dict, # `DivergenceGuard.found`
                  output_dir:str, # the run's folder
                  newest:str|None=None, # its newest complete checkpoint (None: none yet)
+                 also:str="", # a last sentence (a stacked run: which of its seeds diverged)
                 ):
         self.found, last = found, found.get("last_finite_loss")
         before = f" (the last finite loss: {last['loss']:.4g} at step {last['step']})" if last else ""
@@ -63,7 +64,7 @@ class Diverged(RuntimeError):
         super().__init__(f"the run in {output_dir} diverged: {found['found_in']} at step {found['step']} is not finite{before}. "
                          "After such a step every later weight is NaN too, so training stopped there; no final model was saved and "
                          f"no evaluation ran. {kept} train_summary.json records the step. To train the setting anyway: a lower "
-                         "optim.lr, a longer schedule.warmup_steps, or another seed.")
+                         "optim.lr, a longer schedule.warmup_steps, or another seed." + (f" {also}" if also else ""))
 
 # %% ../../nbs/train/02_divergence.ipynb #2c2b7ad7
 def diverged_record(output_dir) -> dict|None:

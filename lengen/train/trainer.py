@@ -37,8 +37,8 @@ from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval
 
 # %% auto #0
 __all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in', 'check_wandb',
-           'training_arguments', 'previous_run', 'check_output_dir', 'saving', 'LengenTrainer', 'curve_lengths',
-           'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'cache_triton_autotuning',
+           'training_arguments', 'previous_run', 'check_output_dir', 'saving', 'decay_parameter_names', 'LengenTrainer',
+           'curve_lengths', 'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'cache_triton_autotuning',
            'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path',
            'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume', 'run_training', 'parse_argv',
            'sites_report', 'group_listing', 'interrupted_message', 'run_command', 'bars_for_logs', 'main', 'sites_main',
@@ -136,6 +136,16 @@ def saving(final:Path, # the checkpoint being written, output_dir/checkpoint-<st
         with disk_faults(final.parent, final.name, needed, kept=says): yield
     except ConfigError: shutil.rmtree(staging, ignore_errors=True); raise
 
+# %% ../../nbs/train/00_trainer.ipynb #5529176f
+def decay_parameter_names(model, # the model a run trains
+                          cfg=None, # the run's TrainingConfig (None: the Trainer's rule alone)
+                         ) -> list[str]:
+    "The parameters AdamW decays: the HF Trainer's rule, less mamba_ssm's no-decay set (`no_decay_names`) under `optim.reference_wd_policy`."
+    names = Trainer.get_decay_parameter_names(None, model)   # the Trainer's rule reads nothing of its instance
+    if cfg is None or not cfg.optim.reference_wd_policy: return names
+    skip = no_decay_names(model)
+    return [n for n in names if n not in skip]
+
 # %% ../../nbs/train/00_trainer.ipynb #7335925e
 class LengenTrainer(Trainer):
     "HF Trainer with atomic checkpoints of finite weights only, the mamba_ssm weight-decay policy and the run config saved alongside."
@@ -154,11 +164,7 @@ class LengenTrainer(Trainer):
     def create_accelerator_and_postprocess(self):
         with fsdp_on_cpu(self.args): super().create_accelerator_and_postprocess()
 
-    def get_decay_parameter_names(self, model) -> list[str]:
-        names = super().get_decay_parameter_names(model)
-        if self.lengen_cfg is None or not self.lengen_cfg.optim.reference_wd_policy: return names
-        skip = no_decay_names(model)
-        return [n for n in names if n not in skip]
+    def get_decay_parameter_names(self, model) -> list[str]: return decay_parameter_names(model, self.lengen_cfg)
 
     def _issue_warnings_after_load(self, load_result):
         "Leave tied parameters (`lm_head.weight` under tied embeddings: saved once, restored by the tie) out of the missing keys."
@@ -529,7 +535,11 @@ def run_command(cfg, # a composed config (not yet validated)
     if cfg.dry_run:
         print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
         return None
-    try: return run_training(cfg, command=command)
+    try:
+        if cfg.stack.seeds:   # several seeds as one stacked model; imported here: lengen.train.stacked builds on this module
+            from .stacked import train_stack
+            return train_stack(cfg, command=command)
+        return run_training(cfg, command=command)
     except KeyboardInterrupt:
         if again: print(f"lengen_train: {interrupted_message(cfg, again)}", file=sys.stderr, flush=True)
         raise
