@@ -33,11 +33,12 @@ from ..io import device_name, repo_relative, repo_root, run_cli, write_json
 from .results import fmt_stats, record_diverged, seed_stats
 
 # %% auto #0
-__all__ = ['MPS_CONTROL', 'SWEEPS', 'RunSpec', 'relative_override', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result',
-           'train_command', 'count_parameters', 'collect_result', 'mps_daemon', 'child_env', 'visible_gpus',
-           'GpuPicker', 'run_one', 'run_sweep', 'replacements', 'window_rates', 'bench_command',
-           'concurrent_throughput', 'sweep_throughput', 'throughput_rows', 'throughput_table', 'sweep_specs',
-           'job_overrides', 'in_given_folder', 'launch_sweep', 'collect_finished', 'check_specs', 'tally', 'main']
+__all__ = ['MPS_CONTROL', 'SWEEPS', 'ENGINES', 'RunSpec', 'relative_override', 'Sweep', 'result_path', 'run_dir', 'pending',
+           'write_result', 'train_command', 'count_parameters', 'collect_result', 'mps_daemon', 'child_env',
+           'visible_gpus', 'GpuPicker', 'run_one', 'stack_units', 'stack_name', 'stack_command', 'run_stack',
+           'run_sweep', 'replacements', 'window_rates', 'bench_command', 'concurrent_throughput', 'sweep_throughput',
+           'throughput_rows', 'throughput_table', 'sweep_specs', 'job_overrides', 'in_given_folder', 'launch_sweep',
+           'collect_finished', 'check_specs', 'tally', 'stack_size', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -75,6 +76,7 @@ class Sweep:
     scale:list = field(default_factory=list) # overrides every run gets, before each setting's own
     data:str = "data/python_docs" # the text corpus `{data}` names, relative to the repository (tools/build_text_corpus.py)
     seeds_of:dict = field(default_factory=dict) # label -> the only seeds that setting runs (a setting that needs fewer)
+    stack:int = 0 # seeds of one setting trained together as one stacked model (`lengen.train.stacked`) by default; 0: one run a process
     def specs(self, seeds=None, # default: the sweep's
               scale=None, # default: the sweep's reduced scale; [] = the shipped experiments as they are
               data_root=None, # fills `{data}` in overrides; default: the sweep's `data` folder of the repository
@@ -255,6 +257,47 @@ def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run
     path = write_result(collect_result(spec, out, wall, concurrent_runs, mps, devices), results_root)
     return {**status, "status": "diverged" if diverged else "done", "json": str(path)}
 
+# %% ../../nbs/experiments/00_sweep.ipynb #bfbf2edf
+def stack_units(specs:list[RunSpec], # runs to train
+                size:int, # seeds a stack holds at most (0 or 1: every run alone)
+               ) -> list[list[RunSpec]]:
+    "`specs` grouped into stacks of one setting's runs (`size` at most, in the order given); each run its own unit when `size` < 2."
+    if size < 2: return [[s] for s in specs]
+    groups = {}
+    for s in specs: groups.setdefault((s.sweep, s.name, s.experiment, s.overrides), []).append(s)
+    return [g[i:i + size] for g in groups.values() for i in range(0, len(g), size)]
+
+# %% ../../nbs/experiments/00_sweep.ipynb #cff0c3ba
+def stack_name(stack:list[RunSpec]) -> str:
+    "The folder name of a stack's own log: its setting and seeds."
+    return f"{stack[0].name}-stack-" + "-".join(str(s.seed) for s in stack)
+
+def stack_command(stack:list[RunSpec], work_root) -> list[str]:
+    "The `lengen_train` command line of a stack: its setting, its seeds, each member's folder (`run_dir`), resuming."
+    dirs = ",".join(f"'{run_dir(s, work_root)}'" for s in stack)
+    return [*train_command(stack[0], Path(work_root).resolve()/stack[0].sweep/stack_name(stack)),
+            f"stack.seeds=[{','.join(str(s.seed) for s in stack)}]", f"stack.output_dirs=[{dirs}]"]
+
+# %% ../../nbs/experiments/00_sweep.ipynb #abf39a13
+def run_stack(stack:list[RunSpec], results_root, work_root, # where results JSONs and run folders go
+              env:dict|None=None, timeout:float|None=None, concurrent_runs:int=1, mps:bool=False, devices:int=1,
+             ) -> list[dict]:
+    "Train and evaluate the runs of one stack in one `lengen_train` process; write each finished member's results JSON (`run_one` for a stack)."
+    if len(stack) == 1: return [run_one(stack[0], results_root, work_root, env, timeout, concurrent_runs=concurrent_runs, mps=mps, devices=devices)]
+    out = Path(work_root).resolve()/stack[0].sweep/stack_name(stack); out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    with open(out/"sweep.log", "ab") as log:
+        try: rc = subprocess.run(stack_command(stack, work_root), stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout).returncode
+        except subprocess.TimeoutExpired: rc = "stopped at the time limit"
+    wall, statuses = time.time() - t0, []
+    for s in stack:
+        d, st = run_dir(s, work_root), {"run": f"{s.sweep}/{s.run_id}", "seconds": round(wall, 1)}
+        if rc not in (0, DIVERGED_EXIT) or not run_finished(d):
+            statuses.append({**st, "status": f"failed ({rc})", "log": str(out/"sweep.log"), "tail": _tail(out/"sweep.log")}); continue
+        path = write_result(collect_result(s, d, wall, concurrent_runs, mps, devices), results_root)
+        statuses.append({**st, "status": "diverged" if diverged_record(d) else "done", "json": str(path)})
+    return statuses
+
 # %% ../../nbs/experiments/00_sweep.ipynb #124ecf38
 def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_root/<sweep>/
               work_root="outputs/sweep", # run folders (checkpoints): never committed
@@ -263,32 +306,35 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
               min_left:float|str=0, # with a time limit: start no run with fewer seconds left; "auto": the last finished run's wall time
               mps:bool=False, # share the GPU through CUDA MPS
               gpus:list[str]|None=None, # the GPUs to spread the runs over (default: `visible_gpus()`)
+              stack:int=0, # train up to this many seeds of a setting as one stacked model (`stack_units`); 0: one run a process
               log=print) -> list[dict]:
-    "Train and evaluate every pending run, `max_parallel` at a time; returns one status per run (done runs: skipped)."
+    "Train and evaluate every pending run, `max_parallel` processes at a time (a run or a stack each); returns one status per run (done runs: skipped)."
     if max_parallel < 1: raise ConfigError("max_parallel", max_parallel, "a positive number of processes")
     if not (min_left == "auto" or isinstance(min_left, (int, float))):
         raise ConfigError("min_left", min_left, "a number of seconds or auto (the wall time of the run finished last)")
     todo = pending(specs, results_root)
+    units = stack_units(todo, stack)
     statuses = [{"run": f"{s.sweep}/{s.run_id}", "status": "skipped (results exist)"} for s in specs if s not in todo]
-    n, picker = min(max_parallel, max(1, len(todo))), GpuPicker(visible_gpus() if gpus is None else gpus)
+    n, picker = min(max_parallel, max(1, len(units))), GpuPicker(visible_gpus() if gpus is None else gpus)
     devices = max(1, len(picker.load))
     end, last_wall = (None if time_limit is None else time.time() + time_limit), 0.0   # last_wall: seconds of the run done last
-    def go(spec, env):
+    def go(unit, env):
         nonlocal last_wall
         left, need = None if end is None else end - time.time(), last_wall if min_left == "auto" else min_left
         if left is not None and left < max(1.0, need):
-            return {"run": f"{spec.sweep}/{spec.run_id}", "seconds": 0.0, "status": "not started (time limit)"}
+            return [{"run": f"{s.sweep}/{s.run_id}", "seconds": 0.0, "status": "not started (time limit)"} for s in unit]
         with picker.pick(env) as run_env:
-            st = run_one(spec, results_root, work_root, run_env, left, concurrent_runs=n, mps=mps, devices=devices)
-        if st["status"] == "done": last_wall = st["seconds"]
-        return st
+            sts = run_stack(unit, results_root, work_root, run_env, left, concurrent_runs=n * len(unit), mps=mps, devices=devices)
+        if any(st["status"] == "done" for st in sts): last_wall = sts[0]["seconds"]
+        return sts
     with (mps_daemon() if mps and todo else nullcontext()) as base, ThreadPoolExecutor(max_parallel) as ex:
         env = child_env(n, base)
         log(f"{len(todo)} runs to do, {len(statuses)} done already; {n} at a time" + (f" over {devices} GPUs" if devices > 1 else "")
-            + (" under CUDA MPS" if base else ""))
-        for fut in as_completed([ex.submit(go, s, env) for s in todo]):
-            st = fut.result(); statuses.append(st)
-            log(f"{st['run']}: {st['status']} after {st['seconds']} s" + (f"\n{st['tail']}" if "tail" in st else ""))
+            + (f", in stacks of up to {stack} seeds" if stack > 1 else "") + (" under CUDA MPS" if base else ""))
+        for fut in as_completed([ex.submit(go, u, env) for u in units]):
+            for st in fut.result():
+                statuses.append(st)
+                log(f"{st['run']}: {st['status']} after {st['seconds']} s" + (f"\n{st['tail']}" if "tail" in st else ""))
     return statuses
 
 # %% ../../nbs/experiments/00_sweep.ipynb #15440927
@@ -541,6 +587,20 @@ def tally(statuses:list[dict]) -> str:
     kinds = [s["status"].split(" (")[0] for s in statuses]
     return ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds)) + f" of {len(statuses)} runs"
 
+ENGINES = ("auto", "standalone", "stacked")
+
+def stack_size(sweeps:list[str], # the sweeps run together
+               engine:str, # one of `ENGINES`
+               size:int|None=None, # --stack-size (None: the sweeps' own, or 16 for `stacked`)
+              ) -> int:
+    "Seeds a stack holds for `lengen_sweep --engine`: 0 (one run a process) for standalone, or a sweep that does not stack under auto."
+    if engine not in ENGINES: raise ConfigError("--engine", engine, " | ".join(ENGINES))
+    if size is not None and size < 1: raise ConfigError("--stack-size", size, "a positive number of seeds")
+    if engine == "standalone": return 0
+    own = min((SWEEPS[n].stack for n in sweeps), default=0)
+    if engine == "auto": return 0 if own < 2 else (size or own)
+    return size or own or 16
+
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `python -m lengen.experiments.sweep`."
     p = argparse.ArgumentParser(prog="lengen_sweep", description="Train and evaluate the runs of named sweeps, several at "
@@ -560,6 +620,10 @@ def main(argv:list[str]|None=None) -> int:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an override for every run (repeatable)")
     p.add_argument("--only", default=None, help="comma-separated settings to run (default: all)")
     p.add_argument("--mps", action="store_true", help="share the GPU through CUDA MPS: the processes' kernels run at the same time")
+    p.add_argument("--engine", choices=ENGINES, default="auto", help="auto: seeds of a setting trained together as one stacked "
+                   "model where the sweep says so (its stack size), else one run a process; standalone: one run a process; "
+                   "stacked: stacks of --stack-size seeds (16 unless given)")
+    p.add_argument("--stack-size", type=int, default=None, help="seeds a stack holds at most (with --engine auto or stacked)")
     p.add_argument("--launcher", default=None, help="run the pending runs as jobs of this Hydra launcher instead (basic, joblib, "
                    "submitit_local, submitit_slurm; the cluster extra), then collect their records")
     p.add_argument("--launcher-set", action="append", default=[], metavar="KEY=VALUE",
@@ -591,7 +655,8 @@ def main(argv:list[str]|None=None) -> int:
             collect_finished(todo, a.results_root, a.work_root, a.launcher)
             statuses.extend({"run": f"{s.sweep}/{s.run_id}", "status": o["status"], **({"log": o["message"]} if o.get("message") else {})}
                             for s, o in zip(todo, outcomes))
-        else: statuses.extend(run_sweep(specs, a.results_root, a.work_root, a.max_parallel, a.time_limit, a.min_left, a.mps))
+        else: statuses.extend(run_sweep(specs, a.results_root, a.work_root, a.max_parallel, a.time_limit, a.min_left, a.mps,
+                                        stack=stack_size(a.sweeps, a.engine, a.stack_size)))
         print(json.dumps([{k: v for k, v in s.items() if k != "tail"} for s in statuses], indent=1))
     statuses = []
     code = run_cli("lengen_sweep", run)

@@ -360,9 +360,9 @@ def stack_perturbations(model, cfg) -> dict:
     return out
 
 # %% ../../nbs/train/03_stacked.ipynb #3204f389
-def stack_code_path(cfg, K:int, cuda:bool) -> dict:
-    "The switches that chose a stacked run's arithmetic (as `run_code_path`), with the engine and the stack's size."
-    return {"engine": "stacked", "stack_members": K, "compile.cuda_graphs": cuda, "stacked.compiled_elementwise": cuda and COMPILE,
+def stack_code_path(cfg, cuda:bool) -> dict:
+    "The switches that chose a stacked run's arithmetic (as `run_code_path`), the engine among them."
+    return {"engine": "stacked", "compile.cuda_graphs": cuda, "stacked.compiled_elementwise": cuda and COMPILE,
             "data.pack_examples": True, "bf16": bool(cfg.bf16 and cuda), "mamba2_fused_kernels": cuda, "kernels.liger": False}
 
 # %% ../../nbs/train/03_stacked.ipynb #36d92921
@@ -445,7 +445,7 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
     train_seconds = time.time() - t0
     live = [k for k in range(K) if not diverged[k]]
     finals = evaluate_copy_stack(stack, tok, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed) if live else []
-    code = stack_code_path(cfg, K, dev.type == "cuda")
+    code = stack_code_path(cfg, dev.type == "cuda")
     metrics = {}
     for k, m in enumerate(members):
         out = Path(m.output_dir)
@@ -461,7 +461,7 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
             ind = [r for r in finals[k] if ct.min_len <= r["length"] <= ct.max_len]
             mk.update({"in_distribution_exact_match": min((r["exact_match_accuracy"] for r in ind), default=float("nan")), **paths})
         summary = {**train_summary(m, step, 1, mk), **({"diverged": diverged[k]} if diverged[k] else {}),
-                   "provenance": provenance(code)}
+                   "provenance": provenance(code, stack={"seeds": [x.seed for x in members], "member": k})}
         write_json(summary, out/"train_summary.json")
         metrics[m.seed] = mk
     for k in live: log(f"seed {members[k].seed}:\n" + format_length_table(finals[k], (ct.min_len, ct.max_len)))
