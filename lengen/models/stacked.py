@@ -323,8 +323,9 @@ def ssm_step_stacked(state:Tensor, # (K, B, H, P, N) float32; updated in place
         from mamba_ssm.ops.triton.selective_state_update import selective_state_update  # optional: the gpu extra (mamba_ssm)
         xf, dtf = fold_decay(x.float(), dt, A)
         flat = lambda t: t.reshape(K * b, *t.shape[2:])
+        zero = torch.zeros(H, P, device=x.device)   # D and dt_bias: applied outside (the kernel's launch wants both)
         y = selective_state_update(flat(state), flat(xf), flat(dtf)[..., None].expand(-1, H, P),
-                                   -torch.ones(H, P, N, device=x.device), flat(B), flat(C))
+                                   -torch.ones(H, P, N, device=x.device), flat(B), flat(C), D=zero, dt_bias=zero)
         return y.view(K, b, H, P)
     Bh, Ch = (t.float().repeat_interleave(H // G, 2) for t in (B, C))                   # (K, B, H, N)
     dtf = dt.float()[..., None, None]
