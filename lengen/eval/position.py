@@ -443,10 +443,13 @@ def window_ce(result:dict, # an `evaluate_positions` result (its `per_position_c
 # %% ../../nbs/eval/02_position.ipynb #c63e651d
 def markdown_window_table(result:dict, # an `evaluate_positions` result
                          ) -> str:
-    "`window_ce` over the result's `context_windows` as a markdown table (the model card's)."
-    rows = [f"| {lo + 1}–{hi} | {window_ce(result, lo, hi):.4f} |"
-            for lo, hi in context_windows(result.get("train_length"), len(result["per_position_ce"]))]
-    return "\n".join(["| positions | mean cross-entropy |", "|---|---|", *rows])
+    "`window_ce` over the result's `context_windows` as a markdown table (the model card's), with the same tokens read in windows where the result has them."
+    wins = context_windows(result.get("train_length"), len(result["per_position_ce"]))
+    if not result.get("per_position_ce_window"):
+        return "\n".join(["| positions | mean cross-entropy |", "|---|---|", *(f"| {lo + 1}–{hi} | {window_ce(result, lo, hi):.4f} |" for lo, hi in wins)])
+    read = {"per_position_ce": result["per_position_ce_window"], "doc_counts": result["doc_counts"]}
+    return "\n".join([f"| positions | mean cross-entropy | read in windows of {result['window']} |", "|---|---|---|",
+                      *(f"| {lo + 1}–{hi} | {window_ce(result, lo, hi):.4f} | {window_ce(read, lo, hi):.4f} |" for lo, hi in wins)])
 
 # %% ../../nbs/eval/02_position.ipynb #a88c5026
 def position_summary(result:dict) -> str:
