@@ -23,14 +23,14 @@ from ..models.family import decoder_blocks, family_of, position_limit, require
 from ..models.mamba2 import mamba2_piece_tokens
 
 # %% auto #0
-__all__ = ['STATE_NORM_CHECKPOINTS', 'text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'position_means',
-           'per_position_ce', 'log2_bins', 'bin_means', 'document_labels', 'per_document_bins', 'window_reads',
-           'windowed_position_ce', 'document_differences', 'window_control', 'state_positions', 'require_state',
-           'state_norms', 'state_norm_record', 'check_position_max_length', 'smooth_log', 'plot_position_ce',
-           'check_known_tokens', 'tokenize_documents', 'check_output_name', 'check_window', 'evaluate_positions',
-           'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main', 'compare_runs',
-           'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config', 'checkpoint_curve',
-           'eval_checkpoints_from_config']
+__all__ = ['KIND_WORDS', 'STATE_NORM_CHECKPOINTS', 'text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'position_means',
+           'per_position_ce', 'log2_bins', 'bin_means', 'document_labels', 'per_document_bins', 'describe_documents',
+           'window_reads', 'windowed_position_ce', 'document_differences', 'window_control', 'state_positions',
+           'require_state', 'state_norms', 'state_norm_record', 'check_position_max_length', 'smooth_log',
+           'plot_position_ce', 'check_known_tokens', 'tokenize_documents', 'check_output_name', 'check_window',
+           'evaluate_positions', 'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main',
+           'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config',
+           'checkpoint_curve', 'eval_checkpoints_from_config']
 
 # %% ../../nbs/eval/02_position.ipynb #c68225e0
 def text_at(record, # one JSON record
@@ -149,6 +149,20 @@ def per_document_bins(own:list, # each document's CE per position (`per_position
     return {"bins": [list(b) for b in bins],
             "documents": [{**lab, "positions": len(c), "bin_ce": r4(c), **({"bin_ce_window": r4(own_window[i])} if own_window else {})}
                           for i, (c, lab) in enumerate(zip(own, labels))]}
+
+# %% ../../nbs/eval/02_position.ipynb #927bfe52
+KIND_WORDS = {"c_source": "C source file", "kernel_doc": "kernel documentation page",
+              "python_doc": "Python documentation page"}   # the document kinds of tools/build_text_corpus.py, in words
+
+def describe_documents(labels:list[dict], # each document's `name` and `kind` (`document_labels`, or a held-out list's `documents`)
+                      ) -> list[str]:
+    "How many documents of each kind, most first, in words: ['31 C source files', '1 other file (.json)']."
+    counts = {}
+    for d in labels:
+        word = KIND_WORDS.get(d.get("kind")) or f"other file ({Path(d.get('name') or '').suffix or 'no suffix'})"
+        counts[word] = counts.get(word, 0) + 1
+    plural = lambda w: w.replace("file", "files", 1) if "other file" in w else w + "s"
+    return [f"{n} {w if n == 1 else plural(w)}" for w, n in sorted(counts.items(), key=lambda kv: -kv[1])]
 
 # %% ../../nbs/eval/02_position.ipynb #b06c032e
 def window_reads(n:int, # positions to score (a document of n + 1 tokens; position i predicts token i + 1)
