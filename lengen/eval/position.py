@@ -404,7 +404,7 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     train_len = train_len if train_len is not None else train_length(run_config_of(ckpt))
     if window is None and train_len:
         check_window(train_len, hint=f"The window defaults to the training length, {train_len}: pass an even --window, or 0 for none.")
-    window = (train_len if window is None else window) or None
+    window = train_len if window is None else window   # 0: turned off; None: no training length to default to
     tok = AutoTokenizer.from_pretrained(ckpt)
     if docs is None: docs = tokenize_documents(tok, dataset_file, text_keypaths, max_length, progress)
     check_known_tokens(docs, tok, ckpt)
@@ -478,6 +478,7 @@ def position_summary(result:dict) -> str:
         past = [f"{lo}–{hi - 1}: {d:+.3f} ({n})" for (lo, hi), d, n in zip(wc["bins"], wc["diff"], wc["documents"]) if lo >= W]
         lines.append(f"full − window of {W} tokens, per document reaching the whole bin, then averaged (nats; documents): "
                      + ("; ".join(past) or f"no bin past {W} that a document reaches entirely"))
+    elif result.get("window") == 0: lines.append("no window control: turned off (--window 0, eval_extra.window=0)")
     elif "window" in result and result["window"] is None:   # records made before the window control have no such key
         lines.append("no window control: no training length is known for this checkpoint (no lengen_config.yaml); "
                      "pass --window T (eval_extra.window) to read the documents in windows of T tokens too")
