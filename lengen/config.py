@@ -196,7 +196,9 @@ class EvalExtraConfig:
     text_keypaths: List[str] = field(default_factory=lambda: ["text"])  # dotted paths to the text in each JSON record
     max_length: int = 65536  # positions evaluated per document
     batch_size: int = 1  # documents per forward pass
-    checkpoints: bool = False  # also evaluate each complete checkpoint-<step> of the run alike (a recurrent model: with state norms), into <output_name>_checkpoints.json
+    checkpoints: bool = False  # also evaluate each complete checkpoint-<step> of the run alike, into <output_name>_checkpoints.json
+    window: Optional[int] = None  # the window control: also read each document in windows of this many tokens, every half of it (full − window measures length failure); null: the training length (data.block_size of the evaluated run); 0: no window pass
+    state_norms: str = "last"  # with checkpoints: which checkpoints of a recurrent model also get each layer's SSM state norm along position: none | last | all
 
 # %% ../nbs/core/00_config.ipynb #bcc42217
 FSDP_SHARDING = {2: ("full_shard", "shard_grad_op"),   # FSDP2 (fully_shard): re-shard after forward or not

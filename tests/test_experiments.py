@@ -168,28 +168,39 @@ def test_fig2_paper_scale(tmp_path):
             "(6.000–6.000) over positions 33–64 (up to 8× the training length): +2.500 nats.") in md
     assert "**Against the baseline**, window by window" in md and "VPAD -2.500 to +0.000 nats." in md
     assert "* VPAD: no significant difference at 2 seeds; rise of the loss from positions T/2–T to 4T–8T" in md
-    assert "The baseline fails past its training length in every seed (rise +3.000, +2.000 nats" in md
+    assert "These runs were evaluated without the window control" in md and "(its seeds here: +3.000, +2.000)" in md
     summary = json.loads((tmp_path / "r" / "position_85m" / "summary.json").read_text())
-    assert summary["baseline_fails"] and summary["settings"]["vpad"]["rise_4T_8T"]["diff"] == pytest.approx(-2.5)
+    assert summary["baseline_fails"] is None and summary["settings"]["vpad"]["rise_4T_8T"]["diff"] == pytest.approx(-2.5)
+    assert "evaluated on 2 held-out documents to 65 positions" in md
     assert (tmp_path / "r" / "position_85m" / "position_85m.html").is_file()
 
 
+def windowed_row(step, T, hurt, docs=3, spread=0.02):
+    "A `position_curve` row to 8T of a run read whole and in windows: each document `hurt` (± spread) nats worse read whole past T."
+    bins = [[0, 1]] + [[2 ** k, 2 ** (k + 1)] for k in range(T.bit_length() + 2)]
+    documents = [{"positions": 8 * T, "bin_ce": [3.0] * len(bins),
+                  "bin_ce_window": [3.0 - (hurt + spread * (i - 1) if lo >= T else 0.0) for lo, hi in bins]} for i in range(docs)]
+    return {"step": step, "train_tokens": 1000 * step, "train_loss": 4.0 - step / 10, "bins": bins, "window": T,
+            "bin_ce": [3.0] * len(bins), "per_document": {"bins": bins, "documents": documents}}
+
+
 def test_fig2_failure_search(tmp_path):
-    "Failure-search records with a loss evaluated at every checkpoint: the rise against tokens, and the onset table."
-    T, bins = 8, [[0, 1], [1, 2], [2, 4], [4, 8], [8, 16], [16, 32], [32, 64]]
-    for seed, rises in ((0, (-0.05, 0.02, 0.3)), (1, (0.0, 0.2, 0.4))):
-        rec = fake_position_result("failure_85m", "T8", seed, [3.0] * 64, T)
+    "Failure-search records with both reads at every checkpoint: full − window against tokens, the onset table, the rule's verdict."
+    T = 8
+    for seed, hurts in ((0, (-0.05, 0.02, 0.3)), (1, (0.0, 0.2, 0.4))):
+        rec = fake_position_result("failure_search", "S16_T8", seed, [3.0] * 64, T)
         rec["train_tokens"] = 3000
-        rec["position_curve"] = [{"step": s, "train_tokens": 1000 * s, "bins": bins, "bin_ce": [3.0] * 4 + [3.0 + r] * 3,
-                                  "documents": []} for s, r in zip((1, 2, 3), rises)]
+        rec["position_curve"] = [windowed_row(s, T, h) for s, h in zip((1, 2, 3), hurts)]
+        rec["position"].update(window=T, per_document=rec["position_curve"][-1]["per_document"], per_position_ce_window=[3.0] * 64)
         write_result(rec, tmp_path / "r")
     nb = run_nb("fig2_position_loss", tmp_path, results_root=str(tmp_path / "r"))
-    fig = outputs(nb, PLOTLY)[-1]
-    assert fig["layout"]["title"]["text"].startswith("The failure search") and len(fig["data"]) == 2
-    assert fig["data"][1]["y"] == pytest.approx([0.0, 0.2, 0.4])
+    fig = [f for f in outputs(nb, PLOTLY) if f["layout"]["title"]["text"].startswith("The failure search: full")][0]
+    assert len(fig["data"]) == 2 and fig["data"][1]["y"] == pytest.approx([0.0, 0.2, 0.4])
     table = tables(nb)[-1]
-    assert "0M (step 2)" in table and "0M (step 3)" in table   # seed 0: loss past T above inside from step 2, the rule from step 3
-    assert (tmp_path / "r" / "failure_85m" / "failure_85m.html").is_file()
+    assert "0M (step 2)" in table and "0M (step 3)" in table   # seed 0: positive from step 2, above the margin from step 3
+    md = "".join(outputs(nb, "text/markdown"))
+    assert "**S16_T8** (training length 8): The baseline fails past its training length by the rule" in md, md
+    assert (tmp_path / "r" / "failure_search" / "failure_search.html").is_file()
 
 
 def test_fig3_regularizer_cost(tmp_path):

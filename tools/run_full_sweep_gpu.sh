@@ -30,7 +30,8 @@
 # 319.8M training tokens in six row parts of xz (the rows already tokenized and packed; 23.1 MiB each, the last 13.6),
 # 129 MiB in all, far more than one call may carry beside .gpu (~34 MiB; 64 MiB with the ~13 MiB tree). So it arrives
 # in `receive` calls, one part each (they wait in /tmp/parts; the call that completes them unpacks into data/debian_mix
-# here, inside the tree, so results keep relative paths, and cuts the rows into rows256/ and rows512/), then the wave:
+# here, inside the tree, so results keep relative paths, and cuts the rows into rows64/, rows128/, rows256/ and rows512/;
+# the unpack with the two longer cuts took 42 s, the two shorter ones add about as much, estimated), then the wave:
 #   P=data/debian_mix/parts
 #   run(carry=[".gpu", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
 #   run(carry=[f"{P}/rows2048-000.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # and 001 ... 004 alike
@@ -106,6 +107,12 @@
 # start-up (first step's autotuning without the cache, loading): ~21 of the ~23 minutes a machine gives the sweep
 # after the `receive` calls. Its 2400 steps (315M tokens) were chosen so (2800 would not end); the first such run
 # measures it: its record's wall_seconds against train_seconds.
+# The failure search of issue 50 (results/failure_search/PROTOCOL.md, committed before its runs: configurations in
+# order, two seeds each, until one fails by the window control), one configuration a machine after the `receive` calls:
+#   run(command="SWEEPS=failure_search MAX_PARALLEL=1 MIN_LEFT=auto SWEEP_ARGS='--only S16_T256' bash tools/run_full_sweep_gpu.sh start")
+# then `wait` calls; machine 2 SWEEP_ARGS='--only S16_T128'; machine 3 MAX_PARALLEL=2 SWEEP_ARGS='--only small_T256' (the
+# 4-layer model's two seeds side by side under MPS). Estimated (not measured): an 85M run of 1000 steps 7.5-10 min with
+# its eleven evaluations (state norms at the last checkpoint only, documents read 2048/T a forward), both seeds 15-20 min.
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
@@ -156,7 +163,7 @@ case $MODE in
     if running; then echo "a sweep is running already (pid $(cat "$W/sweep.pid")): waiting on it"
     else
       for s in ${SWEEPS:-copy_full_scale}; do   # the committed results: the sweep skips those runs
-        case $s in position_85m|failure_85m) [ -d data/debian_mix/rows ] && [ -d data/debian_mix/rows256 ] && [ -d data/debian_mix/rows512 ] || { echo "data/debian_mix is not here: 'receive' its parts first"; exit 2; } ;; esac
+        case $s in position_85m|failure_85m|failure_search) for r in rows rows64 rows128 rows256 rows512; do [ -d data/debian_mix/$r ] || { echo "data/debian_mix/$r is not here: 'receive' the corpus's parts first"; exit 2; }; done ;; esac
         mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
       done
       python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
@@ -180,7 +187,7 @@ case $MODE in
     mkdir -p /tmp/parts; [ -d data/debian_mix/parts ] && cp -r data/debian_mix/parts/. /tmp/parts/
     missing=$(python3 -c "import json, pathlib; m = json.load(open('/tmp/parts/manifest.json'))['parts']; print(' '.join(k for k in m if k.startswith(('rows', 'heldout')) and not pathlib.Path('/tmp/parts', k).is_file()))" 2>/dev/null || echo manifest.json)
     if [ -n "$missing" ]; then echo "waiting for: $missing"
-    else python3 tools/build_text_corpus.py unpack --parts /tmp/parts --out data/debian_mix --rows-block 256 512 && ls data/debian_mix; fi ;;   # rows256/, rows512/: failure_85m
+    else python3 tools/build_text_corpus.py unpack --parts /tmp/parts --out data/debian_mix --rows-block 64 128 256 512 && ls data/debian_mix; fi ;;   # rows64/ ... rows512/: failure_85m, failure_search
   stop) running && kill -- "-$(cat "$W/sweep.pid")"; sleep 5; pack ;;   # the sweep's process group: its runs too
   throughput)
     timeout 570 python3 -m lengen.experiments.sweep --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \

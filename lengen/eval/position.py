@@ -4,7 +4,7 @@
 
 # %% ../../nbs/eval/02_position.ipynb #c4878139
 from __future__ import annotations
-import argparse, hashlib, json, time
+import argparse, hashlib, json, re, time
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +23,14 @@ from ..models.family import decoder_blocks, family_of, position_limit, require
 from ..models.mamba2 import mamba2_piece_tokens
 
 # %% auto #0
-__all__ = ['text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'per_position_ce', 'log2_bins', 'bin_means',
-           'document_labels', 'per_document_bins', 'state_positions', 'require_state', 'state_norms',
-           'state_norm_record', 'check_position_max_length', 'smooth_log', 'plot_position_ce', 'check_known_tokens',
-           'tokenize_documents', 'evaluate_positions', 'context_windows', 'window_ce', 'markdown_window_table',
-           'position_summary', 'main', 'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra',
-           'eval_extra_from_config', 'checkpoint_curve', 'eval_checkpoints_from_config']
+__all__ = ['KIND_WORDS', 'STATE_NORM_CHECKPOINTS', 'text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'position_means',
+           'per_position_ce', 'log2_bins', 'bin_means', 'document_labels', 'per_document_bins', 'describe_documents',
+           'window_reads', 'windowed_position_ce', 'document_differences', 'window_control', 'state_positions',
+           'require_state', 'state_norms', 'state_norm_record', 'check_position_max_length', 'smooth_log',
+           'plot_position_ce', 'check_known_tokens', 'tokenize_documents', 'check_output_name', 'check_window',
+           'evaluate_positions', 'context_windows', 'window_ce', 'markdown_window_table', 'position_summary', 'main',
+           'compare_runs', 'compare_main', 'time_position_eval', 'check_eval_extra', 'eval_extra_from_config',
+           'checkpoint_curve', 'eval_checkpoints_from_config']
 
 # %% ../../nbs/eval/02_position.ipynb #c68225e0
 def text_at(record, # one JSON record
@@ -89,6 +91,14 @@ def final_hidden(model, input_ids:torch.Tensor) -> torch.Tensor:
     return family_of(model).prefill(model, input_ids, use_cache=False)[0]
 
 # %% ../../nbs/eval/02_position.ipynb #cdc92672
+def position_means(own:list, # each document's CE per position (1-D tensors of any lengths)
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    "(the mean over the documents at each position, how many documents reach it), summed in float64."
+    L = max(len(c) for c in own)
+    total, counts = torch.zeros(L, dtype=torch.float64), torch.zeros(L, dtype=torch.long)
+    for c in own: total[:len(c)] += c.double(); counts[:len(c)] += 1
+    return (total / counts.clamp(min=1)).float(), counts
+
 @torch.no_grad()
 def per_position_ce(model, docs:list[list[int]], # token ids of each document, each at least 2 tokens
                     batch_size:int=1, # documents per forward pass
@@ -97,9 +107,6 @@ def per_position_ce(model, docs:list[list[int]], # token ids of each document, e
                     progress:bool=True) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
     "(mean CE per position, documents reaching each position, each document's own CE per position); entry i scores token i+1 given 0..i."
     dev, head = next(model.parameters()).device, model.get_output_embeddings()
-    L = max(map(len, docs)) - 1
-    total = torch.zeros(L, dtype=torch.float64, device=dev)
-    counts = torch.zeros(L, dtype=torch.long, device=dev)
     order, own = sorted(range(len(docs)), key=lambda i: -len(docs[i])), [None] * len(docs)
     for s in progress_bar(range(0, len(order), batch_size), "per-position CE", progress, unit="batch"):
         batch = [docs[i] for i in order[s:s + batch_size]]
@@ -108,13 +115,9 @@ def per_position_ce(model, docs:list[list[int]], # token ids of each document, e
         for j, d in enumerate(batch): ids[j, :len(d)] = torch.tensor(d)
         targets = ids[:, 1:].clone()
         for j, d in enumerate(batch): targets[j, len(d) - 1:] = -100
-        ids, targets = ids.to(dev), targets.to(dev)
-        ce = chunked_ce(final_hidden(model, ids)[:, :-1], head, targets, chunk)
-        valid = targets != -100
-        total[:n - 1] += (ce * valid).sum(0, dtype=torch.float64)
-        counts[:n - 1] += valid.sum(0)
-        for j, i in enumerate(order[s:s + batch_size]): own[i] = ce[j, :len(docs[i]) - 1].cpu()
-    return (total / counts.clamp(min=1)).float().cpu(), counts.cpu(), own
+        ce = chunked_ce(final_hidden(model, ids.to(dev))[:, :-1], head, targets.to(dev), chunk).cpu()
+        for j, i in enumerate(order[s:s + batch_size]): own[i] = ce[j, :len(docs[i]) - 1]
+    return (*position_means(own), own)
 
 # %% ../../nbs/eval/02_position.ipynb #d70e96d0
 def log2_bins(n:int, # positions to cover
@@ -139,11 +142,95 @@ def document_labels(path, # the JSONL file `read_documents` read
 
 def per_document_bins(own:list, # each document's CE per position (`per_position_ce`'s third value)
                       labels:list[dict], # `document_labels` of the same documents
+                      own_window:list|None=None, # the same documents read in windows (`windowed_position_ce`'s third value)
                      ) -> dict:
-    "Each document's mean CE in `log2_bins`, with its label and the positions it has: a compact per-document record."
-    bins = log2_bins(max(len(c) for c in own))
+    "Each document's mean CE in `log2_bins` (and read in windows: `bin_ce_window`), with its label and the positions it has: a compact per-document record."
+    bins, r4 = log2_bins(max(len(c) for c in own)), lambda c: [round(x, 4) for x in bin_means(c, bins)]
     return {"bins": [list(b) for b in bins],
-            "documents": [{**lab, "positions": len(c), "bin_ce": [round(x, 4) for x in bin_means(c, bins)]} for c, lab in zip(own, labels)]}
+            "documents": [{**lab, "positions": len(c), "bin_ce": r4(c), **({"bin_ce_window": r4(own_window[i])} if own_window else {})}
+                          for i, (c, lab) in enumerate(zip(own, labels))]}
+
+# %% ../../nbs/eval/02_position.ipynb #927bfe52
+KIND_WORDS = {"c_source": "C source file", "kernel_doc": "kernel documentation page",
+              "python_doc": "Python documentation page"}   # the document kinds of tools/build_text_corpus.py, in words
+
+def describe_documents(labels:list[dict], # each document's `name` and `kind` (`document_labels`, or a held-out list's `documents`)
+                      ) -> list[str]:
+    "How many documents of each kind, most first, in words: ['31 C source files', '1 other file (.json)']."
+    counts = {}
+    for d in labels:
+        word = KIND_WORDS.get(d.get("kind")) or f"other file ({Path(d.get('name') or '').suffix or 'no suffix'})"
+        counts[word] = counts.get(word, 0) + 1
+    plural = lambda w: w.replace("file", "files", 1) if "other file" in w else w + "s"
+    return [f"{n} {w if n == 1 else plural(w)}" for w, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+
+# %% ../../nbs/eval/02_position.ipynb #b06c032e
+def window_reads(n:int, # positions to score (a document of n + 1 tokens; position i predicts token i + 1)
+                 window:int, # T: the tokens one read holds; reads start every T/2 tokens
+                ) -> list[tuple[int, int, int]]:
+    "(start, lo, hi) of each read: it reads tokens start..hi-1 and scores positions lo..hi-1; the first scores its first T positions, every later one its second half."
+    half, out, start = window // 2, [(0, 0, min(window, n))], window // 2
+    while start + half < n: out.append((start, start + half, min(start + window, n))); start += half
+    return out
+
+# %% ../../nbs/eval/02_position.ipynb #1f134efc
+@torch.no_grad()
+def windowed_position_ce(model, docs:list[list[int]], # token ids of each document, each at least 2 tokens
+                         window:int, # T: tokens a read holds (`window_reads`)
+                         rows:int=64, # reads per forward pass
+                         chunk:int=4096, pad_id:int=0, progress:bool=True, # as `per_position_ce`
+                         full:list|None=None, # the documents' full-read curves (`per_position_ce`'s third value): the first read is theirs
+                        ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    "`per_position_ce`'s three values with every document read in windows of `window` tokens (`window_reads`) instead of whole."
+    dev, head = next(model.parameters()).device, model.get_output_embeddings()
+    own, reads = [torch.zeros(len(d) - 1) for d in docs], []
+    for i, d in enumerate(docs):
+        first, *later = window_reads(len(d) - 1, window)
+        if full is None: later = [first, *later]
+        else: own[i][:first[2]] = full[i][:first[2]]
+        reads += [(i, *r) for r in later]
+    for b in progress_bar(range(0, len(reads), rows), "windowed CE", progress, unit="batch"):
+        batch = reads[b:b + rows]
+        width = max(hi - s for _, s, _, hi in batch)
+        ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+        targets = torch.full((len(batch), width), -100, dtype=torch.long)
+        for j, (i, s, lo, hi) in enumerate(batch):
+            tokens = torch.tensor(docs[i][s:hi + 1])
+            ids[j, :hi - s], targets[j, lo - s:hi - s] = tokens[:-1], tokens[lo - s + 1:]
+        ce = chunked_ce(final_hidden(model, ids.to(dev)), head, targets.to(dev), chunk).cpu()
+        for j, (i, s, lo, hi) in enumerate(batch): own[i][lo:hi] = ce[j, lo - s:hi - s]
+    return (*position_means(own), own)
+
+# %% ../../nbs/eval/02_position.ipynb #45e78b95
+def _covering(per_document:dict, # a result's `per_document` (or a checkpoint row's), with `bin_ce_window`
+              lo:int, hi:int, # positions [lo, hi): a union of its bins
+             ) -> tuple[list[float], list[float]]:
+    "Each document's mean CE over [lo, hi) read whole and read in windows, for the documents that reach position hi - 1."
+    bins = per_document["bins"]
+    ks = [k for k, (a, b) in enumerate(bins) if lo <= a and b <= hi]
+    if not ks or bins[ks[0]][0] != lo or bins[ks[-1]][1] != hi:
+        raise ConfigError("positions", f"[{lo}, {hi})", f"a union of the result's bins {bins}")
+    width = [bins[k][1] - bins[k][0] for k in ks]
+    mean = lambda v: sum(v[k] * w for k, w in zip(ks, width)) / (hi - lo)
+    docs = [d for d in per_document["documents"] if d["positions"] >= hi]
+    return [mean(d["bin_ce"]) for d in docs], [mean(d["bin_ce_window"]) for d in docs]
+
+def document_differences(per_document:dict, lo:int, hi:int, # as `_covering`
+                        ) -> list[float]:
+    "full − window over positions [lo, hi), one number per document that reaches all of them."
+    return [f - w for f, w in zip(*_covering(per_document, lo, hi))]
+
+def window_control(per_document:dict, # a result's `per_document`, with `bin_ce_window`
+                  ) -> dict:
+    "Per bin that some document reaches entirely: how many do, their mean CE read whole and in windows, and full − window."
+    out = {"bins": [], "documents": [], "full": [], "windowed": [], "diff": []}
+    for lo, hi in per_document["bins"]:
+        full, win = _covering(per_document, lo, hi)
+        if not full: continue
+        for key, v in (("bins", [lo, hi]), ("documents", len(full)), ("full", sum(full) / len(full)),
+                       ("windowed", sum(win) / len(win)), ("diff", (sum(full) - sum(win)) / len(full))):
+            out[key].append(round(v, 5) if isinstance(v, float) else v)
+    return out
 
 # %% ../../nbs/eval/02_position.ipynb #83bdeb7f
 def state_positions(n:int, # tokens of the longest document
@@ -174,14 +261,20 @@ def state_norms(model, ids:torch.Tensor, # (B, T) tokens, every row a whole docu
 
 # %% ../../nbs/eval/02_position.ipynb #aa8ace9f
 def state_norm_record(model, docs:list[list[int]], # token ids of each document
-                      progress:bool=True) -> dict:
+                      progress:bool=True,
+                      rows:int=1, # documents read together (those cut at the same grid position)
+                     ) -> dict:
     "`state_norms` of each document on one grid of positions: {positions, documents reaching each, per layer the mean norm}."
     dev, positions = next(model.parameters()).device, state_positions(max(map(len, docs)))
     total, count = torch.zeros(len(decoder_blocks(model)), len(positions), dtype=torch.float64), torch.zeros(len(positions))
-    for d in progress_bar(docs, "state norms", progress):
-        reach = [p for p in positions if p <= len(d)]
-        total[:, :len(reach)] += state_norms(model, torch.tensor([d[:reach[-1]]], device=dev), reach).double()
-        count[:len(reach)] += 1
+    cut = {}   # grid points a document reaches -> the documents, each cut at the last of them
+    for d in docs:
+        n = sum(p <= len(d) for p in positions)
+        if n: cut.setdefault(n, []).append(d[:positions[n - 1]])
+    batches = [(n, ds[s:s + rows]) for n, ds in cut.items() for s in range(0, len(ds), rows)]
+    for n, batch in progress_bar(batches, "state norms", progress, unit="batch"):
+        total[:, :n] += state_norms(model, torch.tensor(batch, device=dev), positions[:n]).double() * len(batch)
+        count[:n] += len(batch)
     return {"positions": positions, "documents": count.int().tolist(),
             "layers": [[round(v, 4) for v in row] for row in (total / count.clamp(min=1)).tolist()]}
 
@@ -218,7 +311,7 @@ def smooth_log(ce:list[float], counts:list[int], # one result's `per_position_ce
 def plot_position_ce(runs:dict, # label -> list of result dicts (seeds of one setting)
                      title:str="Cross-entropy by position", raw:bool|None=None, # raw curves (default: one run only)
                     ):
-    "A plotly figure: smoothed CE against log position per label (mean, min-max band over seeds), training lengths marked."
+    "A plotly figure: smoothed CE against log position per label (mean, min-max band over seeds), dashed the same read in windows where the results have it, training lengths marked."
     fig, colors = go.Figure(), pc.qualitative.Plotly
     upto = max(len(r["per_position_ce"]) for rs in runs.values() for r in rs)
     raw = sum(map(len, runs.values())) == 1 if raw is None else raw
@@ -236,6 +329,11 @@ def plot_position_ce(runs:dict, # label -> list of result dicts (seeds of one se
                                      fillcolor=color, opacity=0.2, line=dict(width=0), showlegend=False, hoverinfo="skip"))
         name = label + (f" ({len(rs)} seeds)" if len(rs) > 1 else "")
         fig.add_trace(go.Scatter(x=x, y=ys.mean(0).tolist(), mode="lines", name=name, line=dict(color=color, width=2)))
+        windows = sorted({r.get("window") for r in rs} - {None})
+        if windows and all(r.get("per_position_ce_window") for r in rs):   # records made before the window control have none
+            yw = np.array([smooth_log(r["per_position_ce_window"], r["doc_counts"], upto=upto)[1] for r in rs]).mean(0)
+            fig.add_trace(go.Scatter(x=x, y=yw.tolist(), mode="lines", line=dict(color=color, width=2, dash="dash"),
+                                     name=f"{name}, read in windows of {'/'.join(map(str, windows))}"))
     ys_all = [v for t in fig.data for v in t.y if v == v]
     for T in sorted({r["train_length"] for rs in runs.values() for r in rs if r.get("train_length")}):
         fig.add_trace(go.Scatter(x=[T, T], y=[min(ys_all), max(ys_all)], mode="lines", name=f"training length {T}",
@@ -265,11 +363,28 @@ def tokenize_documents(tok, # the checkpoint's tokenizer
     texts = read_documents(dataset_file, list(text_keypaths))
     return [tok(t, verbose=False)["input_ids"][:max(max_length, 2)] for t in progress_bar(texts, "tokenize", progress)]
 
+_OUTPUT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+def check_output_name(name:str, # the stem of NAME.json / NAME.html
+                      field:str="--output-name"):
+    "Refuse a name that is not a plain file name: a path separator or `..` would put the results outside the output folder."
+    if not _OUTPUT_NAME.match(str(name)) or ".." in str(name):
+        raise ConfigError(field, name, "a file name without a folder: letters, digits, '_', '.' and '-', no '/' and no '..'",
+                          hint="The results are written as NAME.json and NAME.html inside the output folder; choose the folder "
+                          "with --output-dir (eval_extra: output_dir).")
+
+def check_window(window:int|None, # T of the window control; None: the training length; 0: none
+                 field:str="--window", hint:str=""):
+    "Refuse a window the reads cannot use: windows start every T/2 tokens, so T is even and at least 2 (0 turns the control off)."
+    if window is not None and (not isinstance(window, int) or window < 0 or window == 1 or window % 2):
+        raise ConfigError(field, window, "an even number of tokens >= 2 (the training length T: windows of T tokens every T/2), "
+                          "0 for no window pass, or none for the run's training length", hint=hint)
+
 def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
                        dataset_file:str, # JSONL, one document per record
                        text_keypaths=("text",), # dotted paths to each record's text
                        max_length:int=65536, # tokens per document (longer ones are truncated)
-                       batch_size:int=1, # documents per forward pass
+                       batch_size:int=1, # documents per forward pass (the window pass reads as many tokens a forward)
                        dtype:str="bfloat16", # bfloat16 | float16 | float32 | auto
                        output_dir:str|None=None, # default: the checkpoint's folder (local) or eval_results/<id>
                        output_name:str="per_position_ce", # stem of NAME.json / NAME.html
@@ -277,30 +392,47 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
                        device:str|None=None, chunk:int=4096, progress:bool=True,
                        with_state_norms:bool=False, # also each layer's SSM state norm along position (`state_norm_record`; recurrent models)
                        docs:list|None=None, # the documents already as `tokenize_documents` gives them (default: tokenized here)
+                       window:int|None=None, # T of the window control (`windowed_position_ce`); None: the training length; 0: none
+                       overwrite:bool=False, # replace the NAME.json / NAME.html the output folder holds
                       ) -> dict:
-    "Per-position cross-entropy of `ckpt` on the documents of `dataset_file`; writes and returns the result."
+    "Per-position cross-entropy of `ckpt` on the documents of `dataset_file`, read whole and in windows of the training length; writes and returns the result."
     if batch_size < 1: raise ConfigError("--batch-size", batch_size, "a positive number of documents")
     if dtype not in EVAL_DTYPES: raise ConfigError("--dtype", dtype, " | ".join(EVAL_DTYPES))
+    check_output_name(output_name); check_window(window)
     ckpt = resolve_checkpoint(ckpt)
     out = check_writable(output_dir_for(ckpt, output_dir), "--output-dir")
+    train_len = train_len if train_len is not None else train_length(run_config_of(ckpt))
+    if window is None and train_len:
+        check_window(train_len, hint=f"The window defaults to the training length, {train_len}: pass an even --window, or 0 for none.")
+    window = train_len if window is None else window   # 0: turned off; None: no training length to default to
     tok = AutoTokenizer.from_pretrained(ckpt)
     if docs is None: docs = tokenize_documents(tok, dataset_file, text_keypaths, max_length, progress)
     check_known_tokens(docs, tok, ckpt)
     check_position_max_length(max_length, max(map(len, docs)))
     kept = [len(d) >= 2 for d in docs]
     docs = [d for d in docs if len(d) >= 2]
+    refuse_overwrite([out/f"{output_name}.json", out/f"{output_name}.html"], "--output-dir", overwrite)
     model, _ = load_for_eval(ckpt, dtype, device)
     check_position_max_length(max_length, max(map(len, docs)), position_limit(model))
     if with_state_norms: require_state(model)   # before the loss pass, not after it
-    with measured(model.device) as m: ce, counts, own = per_position_ce(model, docs, batch_size, chunk, tok.pad_token_id or 0, progress)
+    pad = tok.pad_token_id or 0
+    with measured(model.device) as m: ce, counts, own = per_position_ce(model, docs, batch_size, chunk, pad, progress)
     result = {"checkpoint": ckpt, "dataset_file": str(dataset_file), "dataset_sha256": hashlib.sha256(Path(dataset_file).read_bytes()).hexdigest(),
-              "max_length": max_length,
-              "train_length": train_len if train_len is not None else train_length(run_config_of(ckpt)),
+              "max_length": max_length, "train_length": train_len, "window": window,
               "num_documents": len(docs), "dtype": dtype, "seconds": round(m["seconds"], 3),
               "peak_gib": None if m["peak_gib"] is None else round(m["peak_gib"], 2),
-              "per_position_ce": ce.tolist(), "doc_counts": counts.tolist(),
-              "per_document": per_document_bins(own, [lab for lab, d in zip(document_labels(dataset_file), kept) if d])}
-    if with_state_norms: result["state_norms"] = state_norm_record(model, docs, progress)
+              "per_position_ce": ce.tolist(), "doc_counts": counts.tolist()}
+    labels, own_window = [lab for lab, d in zip(document_labels(dataset_file), kept) if d], None
+    if window:
+        rows = max(1, batch_size * max(map(len, docs)) // window)   # the tokens a forward of the full pass reads
+        with measured(model.device) as m:
+            wce, _, own_window = windowed_position_ce(model, docs, window, rows, chunk, pad, progress, full=own)
+        result.update(window_seconds=round(m["seconds"], 3), per_position_ce_window=wce.tolist())
+    result["per_document"] = per_document_bins(own, labels, own_window)
+    if window: result["window_control"] = window_control(result["per_document"])
+    if with_state_norms:
+        with measured(model.device) as m: result["state_norms"] = state_norm_record(model, docs, progress, batch_size)
+        result["state_norm_seconds"] = round(m["seconds"], 3)
     write_json(result, out/f"{output_name}.json")
     write_figure(plot_position_ce({Path(ckpt).name: [result]}), out/f"{output_name}.html")
     return result
@@ -325,19 +457,31 @@ def window_ce(result:dict, # an `evaluate_positions` result (its `per_position_c
 # %% ../../nbs/eval/02_position.ipynb #c63e651d
 def markdown_window_table(result:dict, # an `evaluate_positions` result
                          ) -> str:
-    "`window_ce` over the result's `context_windows` as a markdown table (the model card's)."
-    rows = [f"| {lo + 1}–{hi} | {window_ce(result, lo, hi):.4f} |"
-            for lo, hi in context_windows(result.get("train_length"), len(result["per_position_ce"]))]
-    return "\n".join(["| positions | mean cross-entropy |", "|---|---|", *rows])
+    "`window_ce` over the result's `context_windows` as a markdown table (the model card's), with the same tokens read in windows where the result has them."
+    wins = context_windows(result.get("train_length"), len(result["per_position_ce"]))
+    if not result.get("per_position_ce_window"):
+        return "\n".join(["| positions | mean cross-entropy |", "|---|---|", *(f"| {lo + 1}–{hi} | {window_ce(result, lo, hi):.4f} |" for lo, hi in wins)])
+    read = {"per_position_ce": result["per_position_ce_window"], "doc_counts": result["doc_counts"]}
+    return "\n".join([f"| positions | mean cross-entropy | read in windows of {result['window']} |", "|---|---|---|",
+                      *(f"| {lo + 1}–{hi} | {window_ce(result, lo, hi):.4f} | {window_ce(read, lo, hi):.4f} |" for lo, hi in wins)])
 
 # %% ../../nbs/eval/02_position.ipynb #a88c5026
 def position_summary(result:dict) -> str:
-    "A few lines: mean CE inside and past the training length, and at the far end."
+    "A few lines: mean CE inside and past the training length, at the far end, and full − window past it (or why there is no window control)."
     ce, T = result["per_position_ce"], result["train_length"]
     mean = lambda v: sum(v) / len(v) if v else float("nan")
     lines = [f"{result['checkpoint']}: {result['num_documents']} documents, {len(ce) + 1} positions, {result['seconds']:.1f} s"]
     if T and T < len(ce): lines.append(f"mean CE within the training length {T}: {mean(ce[:T]):.3f}; past it: {mean(ce[T:]):.3f}")
     lines.append(f"mean CE over the last 10% of positions: {mean(ce[-max(1, len(ce) // 10):]):.3f}")
+    if result.get("window_control"):
+        wc, W = result["window_control"], result["window"]
+        past = [f"{lo}–{hi - 1}: {d:+.3f} ({n})" for (lo, hi), d, n in zip(wc["bins"], wc["diff"], wc["documents"]) if lo >= W]
+        lines.append(f"full − window of {W} tokens, per document reaching the whole bin, then averaged (nats; documents): "
+                     + ("; ".join(past) or f"no bin past {W} that a document reaches entirely"))
+    elif result.get("window") == 0: lines.append("no window control: turned off (--window 0, eval_extra.window=0)")
+    elif "window" in result and result["window"] is None:   # records made before the window control have no such key
+        lines.append("no window control: no training length is known for this checkpoint (no lengen_config.yaml); "
+                     "pass --window T (eval_extra.window) to read the documents in windows of T tokens too")
     return "\n".join(lines)
 
 # %% ../../nbs/eval/02_position.ipynb #a6e71d19
@@ -355,6 +499,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--train-length", type=int, default=None, help="training length to mark (default: the run's block_size)")
     p.add_argument("--device", default=None, help="default: cuda when available, else cpu")
     p.add_argument("--state-norms", action="store_true", help="also each layer's SSM state norm along position (recurrent models)")
+    p.add_argument("--window", type=int, default=None, help="also read each document in windows of this many tokens, every half "
+                   "of it (the control: full − window); default: the training length; 0: no window pass")
+    p.add_argument("--overwrite", action="store_true", help="replace the NAME.json / NAME.html the output folder holds")
     return p
 
 def main(argv:list[str]|None=None) -> int:
@@ -362,7 +509,8 @@ def main(argv:list[str]|None=None) -> int:
     a = _parser().parse_args(argv)
     def run():
         r = evaluate_positions(a.checkpoint, a.dataset_file, a.text_keypaths.split(","), a.max_length, a.batch_size, a.dtype,
-                               a.output_dir, a.output_name, a.train_length, a.device, with_state_norms=a.state_norms)
+                               a.output_dir, a.output_name, a.train_length, a.device, with_state_norms=a.state_norms,
+                               window=a.window, overwrite=a.overwrite)
         print(position_summary(r))
     return run_cli("lengen_eval_position", run)
 
@@ -378,6 +526,9 @@ def compare_runs(files:list, # result JSONs of `lengen_eval_position`
     if any(Path(f).resolve() == Path(output).resolve() for f in files):
         raise ConfigError("--output", str(output), "a file other than the result files it draws", hint="It is one of them; "
                           "writing the figure there would destroy that result.")
+    if Path(output).is_dir():
+        raise ConfigError("--output", str(output), "the path of an HTML file", hint="It is a folder; name a file in it, e.g. "
+                          f"{Path(output)/'per_position_compare.html'}.")
     refuse_overwrite([output], "--output", overwrite)
     runs = {}
     for i, f in enumerate(files):
@@ -437,6 +588,8 @@ def time_position_eval(model, length:int=65536, # tokens of the one random docum
     return out
 
 # %% ../../nbs/eval/02_position.ipynb #687a2d74
+STATE_NORM_CHECKPOINTS = ("none", "last", "all")   # eval_extra.state_norms: which checkpoints of a recurrent model get state norms
+
 def check_eval_extra(cfg):
     "Refuse an `eval_extra` group that cannot run (before any training)."
     e = cfg.eval_extra
@@ -447,6 +600,12 @@ def check_eval_extra(cfg):
     if e.eval_only and e.checkpoints and not _checkpoints(cfg.model_name_or_path):
         raise ConfigError("model_name_or_path", cfg.model_name_or_path, "a local run folder holding checkpoint-<step> folders when "
                           "eval_extra.eval_only=true and eval_extra.checkpoints=true")
+    check_output_name(e.output_name, "eval_extra.output_name")
+    check_window(e.window, "eval_extra.window")
+    if e.window is None and e.dataset_file and not e.eval_only and train_length(cfg):   # the window this run will default to
+        check_window(train_length(cfg), "eval_extra.window", hint=f"It defaults to data.block_size, {cfg.data.block_size}: set an "
+                     "even eval_extra.window, or 0 for no window pass.")
+    if e.state_norms not in STATE_NORM_CHECKPOINTS: raise ConfigError("eval_extra.state_norms", e.state_norms, " | ".join(STATE_NORM_CHECKPOINTS))
     if e.dataset_file: read_documents(e.dataset_file, list(e.text_keypaths))
 
 # %% ../../nbs/eval/02_position.ipynb #5bdf5505
@@ -456,33 +615,47 @@ def eval_extra_from_config(cfg, # a composed TrainingConfig
     "Run the `eval_extra` evaluation of a config; results go to `output_dir/output_name.{json,html}`."
     e = cfg.eval_extra
     r = evaluate_positions(ckpt or cfg.model_name_or_path, e.dataset_file, list(e.text_keypaths), e.max_length, e.batch_size,
-                           "bfloat16" if cfg.bf16 else "float32", cfg.output_dir, e.output_name)
+                           "bfloat16" if cfg.bf16 else "float32", cfg.output_dir, e.output_name, window=e.window, overwrite=True)
     print(position_summary(r))
     return {"per_position_ce_json": str(Path(cfg.output_dir)/f"{e.output_name}.json")}
 
 # %% ../../nbs/eval/02_position.ipynb #fa19853f
+def _logged_loss(ck) -> float|None:
+    "The training loss the run logged last before checkpoint `ck` (its trainer_state.json's log_history), None where it logged none."
+    history = json.loads((Path(ck)/"trainer_state.json").read_text()).get("log_history", [])
+    return next((h["loss"] for h in reversed(history) if "loss" in h), None)
+
 def checkpoint_curve(folder, # a run's output_dir: each complete checkpoint-<step> in it is evaluated
                      dataset_file:str, text_keypaths=("text",), max_length:int=65536, batch_size:int=1, dtype:str="bfloat16", # as `evaluate_positions`
                      output_name:str="per_position_ce", # each checkpoint's own result: <output_dir>/checkpoint-<step>/<output_name>.json
                      output_dir=None, # where those go (default: `folder`)
                      tokens_per_step:int|None=None, # tokens trained on per optimizer step (default: the run's train_summary.json, if any)
-                     progress:bool=False) -> list[dict]:
-    "Per complete checkpoint, oldest first: step, tokens trained on, the mean and each document's CE in `log2_bins`, and a recurrent model's state norms."
+                     progress:bool=False,
+                     window:int|None=None, # T of the window control (default: the run's training length; 0: none)
+                     state_norms:str="last", # the checkpoints of a recurrent model whose state norms are read: none | last | all
+                    ) -> list[dict]:
+    "Per complete checkpoint, oldest first: step, tokens and the training loss at it, the mean CE in `log2_bins` read whole and in windows, each document's bins, the window control, the seconds it took, and state norms where asked."
+    if state_norms not in STATE_NORM_CHECKPOINTS: raise ConfigError("eval_extra.state_norms", state_norms, " | ".join(STATE_NORM_CHECKPOINTS))
     folder, rows = Path(folder), []
     summary = folder/"train_summary.json"
     if tokens_per_step is None and summary.is_file(): tokens_per_step = json.loads(summary.read_text()).get("tokens_per_step")
     train_len = train_length(run_config_of(str(folder)))   # the run's training length (its checkpoints carry no lengen_config.yaml)
-    docs = None   # tokenized once: a run's checkpoints share its tokenizer
-    for ck in (c for c in _checkpoints(folder) if checkpoint_problem(c) is None):
-        recurrent = family_of(AutoConfig.from_pretrained(str(ck))).recurrent
+    complete, docs = [c for c in _checkpoints(folder) if checkpoint_problem(c) is None], None   # docs: tokenized once a run
+    for ck in complete:
+        recurrent, t0 = family_of(AutoConfig.from_pretrained(str(ck))).recurrent, time.time()
         if docs is None: docs = tokenize_documents(AutoTokenizer.from_pretrained(str(ck)), dataset_file, text_keypaths, max_length, progress)
+        norms = recurrent and (state_norms == "all" or state_norms == "last" and ck == complete[-1])
         r = evaluate_positions(str(ck), dataset_file, list(text_keypaths), max_length, batch_size, dtype, str(Path(output_dir or folder)/ck.name), output_name,
-                               train_len=train_len, progress=progress, with_state_norms=recurrent, docs=docs)
+                               train_len=train_len, progress=progress, with_state_norms=norms, docs=docs, window=window, overwrite=True)
         step, bins = checkpoint_step(ck), log2_bins(len(r["per_position_ce"]))
-        rows.append({"step": step, "train_tokens": step * tokens_per_step if tokens_per_step else None, "bins": [list(b) for b in bins],
-                     "bin_ce": [round(window_ce(r, lo, hi), 5) for lo, hi in bins],
-                     "documents": [d["bin_ce"] for d in r["per_document"]["documents"]],
-                     **({"state_norms": r["state_norms"]} if "state_norms" in r else {})})
+        binned = lambda key: [round(window_ce({"per_position_ce": r[key], "doc_counts": r["doc_counts"]}, lo, hi), 5) for lo, hi in bins]
+        per_doc = {"bins": r["per_document"]["bins"], "documents": [{k: d[k] for k in ("positions", "bin_ce", "bin_ce_window") if k in d}
+                                                                    for d in r["per_document"]["documents"]]}   # without the names: the record has them
+        rows.append({"step": step, "train_tokens": step * tokens_per_step if tokens_per_step else None, "train_loss": _logged_loss(ck),
+                     "seconds": round(time.time() - t0, 2), "bins": [list(b) for b in bins], "bin_ce": binned("per_position_ce"),
+                     **({"window": r["window"], "bin_ce_window": binned("per_position_ce_window"), "window_control": r["window_control"]}
+                        if r["window"] else {}),
+                     "per_document": per_doc, **({"state_norms": r["state_norms"]} if "state_norms" in r else {})})
     return rows
 
 def eval_checkpoints_from_config(cfg, # a composed TrainingConfig with eval_extra.checkpoints=true
@@ -492,7 +665,8 @@ def eval_checkpoints_from_config(cfg, # a composed TrainingConfig with eval_extr
     "`checkpoint_curve` with the `eval_extra` settings; its rows and seconds go to `output_dir/<output_name>_checkpoints.json`."
     e, t0 = cfg.eval_extra, time.time()
     rows = checkpoint_curve(folder or cfg.output_dir, e.dataset_file, list(e.text_keypaths), e.max_length, e.batch_size,
-                            "bfloat16" if cfg.bf16 else "float32", e.output_name, cfg.output_dir, tokens_per_step)
+                            "bfloat16" if cfg.bf16 else "float32", e.output_name, cfg.output_dir, tokens_per_step,
+                            window=e.window, state_norms=e.state_norms)
     path, seconds = Path(cfg.output_dir)/f"{e.output_name}_checkpoints.json", round(time.time() - t0, 1)
     write_json({"folder": str(folder or cfg.output_dir), "seconds": seconds, "rows": rows}, path)
     print(f"evaluated {len(rows)} checkpoints per position in {seconds:.0f} s: {path}")

@@ -166,7 +166,7 @@ def measure_position(ckpt:str, # local checkpoint directory or Hub id
     first_doc = random_documents(work/"first.jsonl", tok, length, 1, seed=1)
     docs = random_documents(work/"docs.jsonl", tok, length, samples)
     run = lambda f, name: evaluate_positions(ckpt, str(f), max_length=length, output_dir=str(work), output_name=name,
-                                             device=device, progress=False)
+                                             device=device, progress=False, window=0, overwrite=True)   # the read whole alone, as timed since
     try:
         first = run(first_doc, "first_document")["seconds"]
         release_memory()

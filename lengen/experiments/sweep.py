@@ -140,10 +140,12 @@ def _eval_record(cfg, out:Path) -> dict:
         return {"copy": rec}
     if cfg.eval_extra.dataset_file:
         r = json.loads((out/f"{cfg.eval_extra.output_name}.json").read_text())
-        keep = ("dataset_sha256", "max_length", "train_length", "num_documents", "dtype", "seconds")
+        keep = ("dataset_sha256", "max_length", "train_length", "window", "num_documents", "dtype", "seconds", "window_seconds")
         curve = out/f"{cfg.eval_extra.output_name}_checkpoints.json"   # eval_extra.checkpoints: every checkpoint, evaluated by the run
         return {"position": {"dataset_file": repo_relative(r["dataset_file"]), **{k: r[k] for k in keep if k in r},
                              "per_position_ce": [round(v, 5) for v in r["per_position_ce"]], "doc_counts": r["doc_counts"],
+                             **({"per_position_ce_window": [round(v, 5) for v in r["per_position_ce_window"]], "window_control": r["window_control"]}
+                                if r.get("window") else {}),   # the window control (since 2026-12-05)
                              **({"per_document": r["per_document"]} if "per_document" in r else {})},
                 **({"position_curve": json.loads(curve.read_text())["rows"]} if cfg.eval_extra.get("checkpoints") else {})}   # get: a config saved before the field
     return {}
@@ -346,11 +348,12 @@ _COPY = {"baseline": ("copy_jelassi_mamba2_45m_baseline", []), "weight_decay": (
 _TEXT = {"baseline": ("mamba2_85m_lengen_pile_baseline", []), "vpad": ("mamba2_85m_lengen_pile_vpad", []),
          "weight_decay": ("mamba2_85m_lengen_pile_wd", [])}
 
-def _at_length(T:int, steps:int) -> list[str]:
-    "Overrides that train the 85M Mamba2 on rows of `T` tokens (131,072 a step, as shipped) for `steps`, evaluated to 32T."
+def _at_length(T:int, steps:int, *more) -> list[str]:
+    "Overrides that train the 85M Mamba2 on rows of `T` tokens (131,072 a step, as shipped) for `steps`, evaluated to 32T reading 65,536 tokens a forward; then `more`."
     rows = "rows" if T == 2048 else f"rows{T}"   # the 2048-token rows of the corpus, or those rows cut (build_text_corpus.py unpack --rows-block)
     return [f"data.path={{data}}/{rows}", f"data.block_size={T}", f"per_device_train_batch_size={32 * 2048 // T}",
-            f"max_steps={steps}", f"schedule.warmup_steps={steps // 20}", f"save_steps={steps // 10}", f"eval_extra.max_length={32 * T}"]
+            f"max_steps={steps}", f"schedule.warmup_steps={steps // 20}", f"save_steps={steps // 10}", f"eval_extra.max_length={32 * T}",
+            f"eval_extra.batch_size={2048 // T}", *more]   # documents of 32T tokens, 2048 // T a forward
 
 SWEEPS = {
     "fig1_copy_task": Sweep("fig1_copy_task", _COPY, seeds=[0, 1, 2],
@@ -378,6 +381,14 @@ SWEEPS = {
                                          for T, steps in ((256, 1500), (512, 1500), (2048, 2400))}, seeds=[0],
         scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "eval_extra.dataset_file={data}/heldout.jsonl",
                "save_total_limit=null", "eval_extra.checkpoints=true", "kernels.liger=true", "kernels.rms_norm=false"], data="data/debian_mix"),
+    "failure_search": Sweep("failure_search", {   # results/failure_search/PROTOCOL.md: in this order, two seeds each, until one fails
+        "S16_T256": ("mamba2_85m_lengen_pile_baseline", _at_length(256, 1000, "arch.state_size=16")),
+        "S16_T128": ("mamba2_85m_lengen_pile_baseline", _at_length(128, 1000, "arch.state_size=16")),
+        "small_T256": ("mamba2_85m_lengen_pile_baseline", _at_length(256, 4880, *_SMALL_MAMBA2)),   # two epochs of the corpus's 319.8M tokens
+        "T64": ("mamba2_85m_lengen_pile_baseline", _at_length(64, 1000))}, seeds=[0, 1],
+        scale=["wandb.enabled=false", "pretrained_tokenizer={data}/tokenizer", "eval_extra.dataset_file={data}/heldout.jsonl",
+               "save_total_limit=null", "eval_extra.checkpoints=true", "eval_extra.state_norms=last", "kernels.liger=true",
+               "kernels.rms_norm=false"], data="data/debian_mix"),
 }
 
 # %% ../../nbs/experiments/00_sweep.ipynb #b6a2d60b
