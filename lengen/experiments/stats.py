@@ -27,9 +27,9 @@ __all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'PROVENAN
            'compare_to_baseline', 'record_provenance', 'MixedCodePaths', 'check_code_paths', 'provenance_summary',
            'diverged_runs', 'completed_runs', 'setting_groups', 'summarize', 'compare_settings', 'write_summary',
            'setting_name', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary', 'diverged_sentence',
-           'tested_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices', 'seeds_words',
-           'rise_past_length', 'rise_curve', 'failure_onset', 'check_eval_documents', 'summarize_position',
-           'failure_sentence']
+           'tested_outcome', 'estimated_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices',
+           'seeds_words', 'rise_past_length', 'rise_curve', 'failure_onset', 'check_eval_documents',
+           'summarize_position', 'failure_sentence']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -339,7 +339,9 @@ def _fmt_p(p:float) -> str: return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 
 def _seeds_tested(c:dict) -> str:
     "How many seeds a comparison rests on, for 'at n seeds'."
-    return f"{c['n_pairs']}" if c["n_pairs"] else c["test"].split(", ")[-1].removesuffix(" seeds").replace(" vs ", " and ")
+    if c["n_pairs"]: return f"{c['n_pairs']}"
+    a, b = c["test"].split(", ")[-1].removesuffix(" seeds").split(" vs ")
+    return a if a == b else f"{a} and {b}"
 
 def outcome_sentences(summary:dict, metric:str|None=None, # default: the summary's primary metric
                       what:str|None=None, # what a regularizer changes (default: the metric's, e.g. "copying")
@@ -445,6 +447,40 @@ def tested_outcome(summary:dict|str|Path, # a `summarize` result, or the path of
     head = (f"**{title}, as tested**{source}: {sum(v[metric]['n_seeds'] for v in s['settings'].values())} runs (seeds: {seeds}); "
             f"{path_title(s['code_path'])}; each run's {_PHRASES[metric][0]} {measured}." + (f" {d}" if (d := diverged_sentence(s)) else ""))
     return "\n".join([head, "", *(f"* {line}" for line in outcome_sentences(s, metric))])
+
+# %% ../../nbs/experiments/05_stats.ipynb #e31036a2
+def _provenance_words(s:dict) -> str:
+    "Commits and versions of a summary's runs in words, the most frequent first ('' for a summary without them)."
+    prov = s.get("provenance") or {}
+    def said(field, short):
+        vals = sorted(prov.get(field, {}).items(), key=lambda kv: -len(kv[1]))
+        return "; ".join(f"{short(v)} ({len(ids)} run{'s' * (len(ids) != 1)})" for v, ids in vals)
+    parts = [f"{f}: {t}" for f, t in (("commits", said("commit", lambda v: v if " " in v else v[:12])),
+                                       ("versions", said("versions", lambda v: v if not v.startswith("{") else
+                                                         ", ".join(f"{k} {x}" for k, x in json.loads(v).items())))) if t]
+    return "; ".join(parts)
+
+def estimated_outcome(summary:dict|str|Path, # a `summarize` result, or the path of its summary.json
+                      title:str="The pilot", metric:str|None=None) -> str:
+    "Markdown for a pilot: what ran, then per regularizer its mean and difference from the baseline with intervals; no test."
+    s = summary if isinstance(summary, dict) else json.loads(Path(summary).read_text())
+    metric = metric or s["primary_metric"]
+    (lead, digits, unit), pct = _PHRASES[metric], f"{s['level']:.0%}"
+    def num(x, sign=""): return f"{x:{sign}.{digits}f}"
+    seeds = ", ".join(f"{setting_name(n)} {v[metric]['n_seeds']}" for n, v in s["settings"].items())
+    base = s["settings"][s["baseline"]][metric]
+    d = s.get("diverged") or {}
+    div = "; ".join(f"{setting_name(n)}, seed{'s' * (len(x) > 1)} {', '.join(map(str, x))}" for n, x in d.items())
+    head = (f"**{title}, estimates only (no test)**: {sum(v[metric]['n_seeds'] for v in s['settings'].values())} completed runs "
+            f"(seeds: {seeds}){'; diverged and left out: ' + div if div else ''}; {path_title(s['code_path'])}"
+            + (f"; {w}" if (w := _provenance_words(s)) else "") + f". Each run's {lead} from the mean of its last {s['k']} "
+            f"evaluations in training, on {', '.join(map(str, s['lengths']))} letters; the baseline's {num(base['mean'])}{unit} "
+            f"({pct} CI {num(base['ci_low'])}–{num(base['ci_high'])}).")
+    lines = [f"* {setting_name(n, capital=True)}: {num(c['mean'])}{unit} ({pct} CI {num(c['ci_low'])}–{num(c['ci_high'])}), a difference "
+             f"of means of {num(c['diff'], '+')} ({num(c['diff_ci_low'], '+')} to {num(c['diff_ci_high'], '+')}, "
+             f"{c.get('diff_level', s['level']) * 100:g}% simultaneous) at {_seeds_tested(c)} seeds."
+             for n, v in s["settings"].items() if n != s["baseline"] for c in [v[metric]]]
+    return "\n".join([head, "", *lines])
 
 # %% ../../nbs/experiments/05_stats.ipynb #56d2a322
 def in_words(n:int) -> str:
