@@ -272,7 +272,7 @@ def study_sentences(study:dict, # `compute_study`
         if at is None: continue
         e = at["exploratory"][s]
         out.append(f"{label(s)} (exploratory, not tested by the protocol): Δ {metric} {_x(e['estimate'])} "
-                   f"[{_x(e['ci_low'])}, {_x(e['ci_high'])}] at {at['n']} seeds.")
+                   f"(95% interval {_x(e['ci_low'])} to {_x(e['ci_high'])}) at {at['n']} seeds.")
     return out
 
 # %% ../../nbs/experiments/07_sequential.ipynb #50764498
