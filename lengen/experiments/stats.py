@@ -5,7 +5,7 @@
 # %% ../../nbs/experiments/05_stats.ipynb #303b62ed
 from __future__ import annotations
 import json
-from itertools import combinations, product
+from itertools import combinations
 from math import comb
 from pathlib import Path
 
@@ -21,15 +21,14 @@ from ..eval.position import window_ce
 from .results import by_setting, record_diverged, title_layout
 
 # %% auto #0
-__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'EXACT_FLIPS', 'PROVENANCE_FIELDS', 'SETTING_NAMES', 'FAILURE_RISE',
-           'POSITION_METRICS', 'run_id', 'last_k_curve', 'l50', 'em_area', 'common_lengths', 'run_metrics',
-           't_interval', 'welch_test', 'permutation_test', 'paired_permutation_test', 'holm', 'cohen_dz', 'hedges_g',
-           'compare_to_baseline', 'record_provenance', 'MixedCodePaths', 'check_code_paths', 'provenance_summary',
-           'diverged_runs', 'completed_runs', 'setting_groups', 'summarize', 'compare_settings', 'write_summary',
-           'setting_name', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary', 'diverged_sentence',
-           'tested_outcome', 'estimated_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices',
-           'seeds_words', 'rise_past_length', 'rise_curve', 'failure_onset', 'check_eval_documents',
-           'summarize_position', 'failure_sentence']
+__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'PROVENANCE_FIELDS', 'SETTING_NAMES', 'FAILURE_RISE', 'POSITION_METRICS',
+           'run_id', 'last_k_curve', 'l50', 'em_area', 'common_lengths', 'run_metrics', 't_interval', 'welch_test',
+           'permutation_test', 'holm', 'hedges_g', 'compare_to_baseline', 'record_provenance', 'MixedCodePaths',
+           'check_code_paths', 'provenance_summary', 'diverged_runs', 'completed_runs', 'setting_groups', 'summarize',
+           'compare_settings', 'write_summary', 'setting_name', 'outcome_sentences', 'summary_table', 'path_title',
+           'plot_summary', 'diverged_sentence', 'tested_outcome', 'estimated_outcome', 'in_words', 'listing',
+           'distinct', 'millions', 'on_devices', 'seeds_words', 'rise_past_length', 'rise_curve', 'failure_onset',
+           'check_eval_documents', 'summarize_position', 'failure_sentence']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -115,7 +114,6 @@ def welch_test(a, b, # one number per seed of each group
 
 # %% ../../nbs/experiments/05_stats.ipynb #6fcdf4bb
 EXACT_SPLITS = 200_000   # permutation_test enumerates every split up to this many
-EXACT_FLIPS = 16         # paired_permutation_test enumerates all 2**n sign flips up to this many pairs
 
 def _tolerance(x:np.ndarray) -> float:
     "How far two sums of `x`'s values may differ by float rounding alone."
@@ -140,21 +138,6 @@ def permutation_test(a, b, # one number per seed of each group
         hits += int(np.sum(diff(sums) >= observed - tol))
     return (hits + 1) / (n_mc + 1)
 
-# %% ../../nbs/experiments/05_stats.ipynb #730edf07
-def paired_permutation_test(d, # per-seed differences, setting minus baseline
-                            n_mc:int=100_000, seed:int=0, # Monte Carlo flips, and their generator's seed
-                            max_exact_n:int=EXACT_FLIPS, # enumerate all 2**n flips for at most this many pairs
-                           ) -> float:
-    "Two-sided sign-flip test of mean(d) = 0: exact over all 2**n flips, else Monte Carlo."
-    d = np.asarray(d, dtype=float)
-    observed, tol = abs(d.sum()), _tolerance(d) * len(d)
-    if len(d) <= max_exact_n:
-        return float(np.mean(np.abs(np.array(list(product((1.0, -1.0), repeat=len(d)))) @ d) >= observed - tol))
-    rng, hits = np.random.default_rng(seed), 0
-    for m in np.diff(np.r_[0:n_mc:10_000, n_mc]):
-        hits += int(np.sum(np.abs(rng.choice((1.0, -1.0), size=(m, len(d))) @ d) >= observed - tol))
-    return (hits + 1) / (n_mc + 1)
-
 # %% ../../nbs/experiments/05_stats.ipynb #2e0667aa
 def holm(pvalues:dict) -> dict:
     "Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1), same keys."
@@ -164,12 +147,6 @@ def holm(pvalues:dict) -> dict:
     return {key: out[key] for key in pvalues}
 
 # %% ../../nbs/experiments/05_stats.ipynb #b0069c8b
-def cohen_dz(d) -> float|None:
-    "Standardized mean of per-seed differences, mean(d) / sd(d); None when undefined."
-    d = np.asarray(d, dtype=float)
-    sd = d.std(ddof=1) if len(d) > 1 else 0.0
-    return float(d.mean() / sd) if sd > 0 else None
-
 def hedges_g(a, b) -> float|None:
     "Hedges' g of mean(a) - mean(b): pooled-SD standardized, small-sample corrected; None when undefined."
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
