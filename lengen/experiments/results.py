@@ -93,7 +93,7 @@ def _with_band(values:list[float], band=None) -> dict:
     return {**s, "lo": float(lo), "hi": float(hi)}
 
 def copy_curves(results:list[dict], metric:str="exact_match_accuracy", order=None,
-                band=None, # values over seeds -> (low, high) of the band (e.g. `lengen.experiments.stats.bootstrap_ci`); default: min, max
+                band=None, # values over seeds -> (low, high) of the band (e.g. `lengen.experiments.stats.t_interval`); default: min, max
                ) -> dict[str, list[dict]]:
     "Per setting: one row per string length (those all its seeds have) with the mean/min/max and band of `metric` over seeds."
     out = {}

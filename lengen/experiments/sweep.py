@@ -77,6 +77,7 @@ class Sweep:
     data:str = "data/python_docs" # the text corpus `{data}` names, relative to the repository (tools/build_text_corpus.py)
     seeds_of:dict = field(default_factory=dict) # label -> the only seeds that setting runs (a setting that needs fewer)
     stack:int = 0 # seeds of one setting trained together as one stacked model (`lengen.train.stacked`) by default; 0: one run a process
+    replace_diverged:bool = True # a diverged run's setting runs a further seed (`replacements`); False where a protocol forbids it
     def specs(self, seeds=None, # default: the sweep's
               scale=None, # default: the sweep's reduced scale; [] = the shipped experiments as they are
               data_root=None, # fills `{data}` in overrides; default: the sweep's `data` folder of the repository
@@ -369,6 +370,9 @@ SWEEPS = {
                "compile.cuda_graphs=true"]),
     "copy_full_scale": Sweep("copy_full_scale", _COPY, seeds=list(range(8)), seeds_of={"weight_decay": [0, 1, 2, 3], "pre_norm": [0, 1, 2, 3]},
                              scale=["wandb.enabled=false", "kernels.liger=false"]),   # the stock path every run of this sweep took
+    "copy_confirmatory": Sweep("copy_confirmatory", _COPY, seeds=list(range(100, 124)),   # results/copy_confirmatory/protocol.json
+                               seeds_of={"weight_decay": list(range(100, 108)), "pre_norm": list(range(100, 108))},   # exploratory: look 1
+                               scale=["wandb.enabled=false"], replace_diverged=False),   # a diverged run counts as a failure
     "position_85m": Sweep("position_85m", {**_TEXT, "pre_linear": ("mamba2_85m_lengen_pile_pre_linear", []),   # + the positive control:
                                            "state_noise": ("mamba2_85m_lengen_pile_state_noise", []),   # noisy and passed initial
                                            "state_passing": ("mamba2_85m_lengen_pile_state_passing", [])},   # states (Buitrago & Gu)
@@ -393,10 +397,11 @@ SWEEPS = {
 
 # %% ../../nbs/experiments/00_sweep.ipynb #b6a2d60b
 def replacements(specs:list[RunSpec], results_root) -> list[RunSpec]:
-    "Per setting of `specs`, a run of a further seed for each of its listed seeds that diverged: the first seeds after the sweep's last that have not diverged."
+    "Per setting of `specs`, a run of a further seed for each of its listed seeds that diverged: the first seeds after the sweep's last that have not diverged (none for a sweep with `replace_diverged=False`)."
     settings, out = {}, []
     for s in specs: settings.setdefault((s.sweep, s.name), []).append(s)
     for (sweep, name), group in settings.items():
+        if sweep in SWEEPS and not SWEEPS[sweep].replace_diverged: continue
         listed = SWEEPS[sweep].seeds_of.get(name, SWEEPS[sweep].seeds) if sweep in SWEEPS else sorted({s.seed for s in group})
         bad = {r["seed"] for p in (Path(results_root)/sweep).glob(f"{name}-seed*.json") if record_diverged(r := json.loads(p.read_text()))}
         need, seed = len(bad & set(listed)), max(listed)
