@@ -133,7 +133,7 @@ def test_fig1_refuses_mixed_code_paths(tmp_path):
     assert "2 code paths mixed (allow_mixed_paths)" in outputs(nb, PLOTLY)[0]["layout"]["title"]["text"].replace("<br>", " ")
 
 
-def write_confirmatory(root, seeds, shift:dict, engine="stacked"):
+def write_confirmatory(root, seeds, shift:dict, engine="standalone"):
     "Confirmatory records: exact match falls from 1 at 50 letters to 0 at 100 + a seed's jitter + the setting's shift (letters)."
     jitter = [0, 3, -2, 5, -4, 1, -1, 2, 4, -3, 0, 2, -5, 3, 1, -2]
     for name, extra in shift.items():
@@ -161,7 +161,7 @@ def test_fig1_confirmatory_looks(tmp_path):
 
 
 def test_fig1_refuses_another_engine(tmp_path):
-    write_confirmatory(tmp_path / "res", range(100, 102), {"baseline": 0, "vpad": 0}, engine="standalone")
+    write_confirmatory(tmp_path / "res", range(100, 102), {"baseline": 0, "vpad": 0}, engine="stacked")
     with pytest.raises(pm.PapermillExecutionError, match="provenance.code_path.engine"):
         run_nb("fig1_copy_task", tmp_path, results_root=str(tmp_path / "res"))
 

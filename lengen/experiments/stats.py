@@ -28,7 +28,7 @@ __all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'PROVENANCE_FIELDS', 'SE
            'provenance_summary', 'diverged_runs', 'completed_runs', 'setting_groups', 'summarize', 'compare_settings',
            'write_summary', 'setting_name', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary',
            'diverged_sentence', 'tested_outcome', 'estimated_outcome', 'in_words', 'listing', 'distinct', 'millions',
-           'on_devices', 'seeds_words', 'rise_past_length', 'has_window_control', 'window_failure',
+           'on_devices', 'seeds_words', 'rise_past_length', 'has_window_control', 'bootstrap_ci', 'window_failure',
            'failure_past_length', 'failure_curve', 'failure_onset', 'memorization_check', 'check_eval_documents',
            'failure_over_seeds', 'summarize_position', 'failure_sentence']
 
@@ -277,9 +277,7 @@ def summarize(records:list[dict], # one sweep's copy-task results records
 
 def compare_settings(values:dict, # setting -> seed -> metric -> the run's number
                      metrics:list, baseline:str, groups:dict, # setting -> its records (for each setting's code path)
-                     level:float=0.95,
-                     *unused, # n_boot, n_mc, seed of callers from before the intervals were t-based: ignored
-                    ) -> dict:
+                     level:float=0.95) -> dict:
     "Per setting and metric: seeds, values, mean and t interval; against the baseline the comparison, its interval simultaneous and its p Holm-corrected across settings."
     settings, m = {name: {} for name in values}, max(1, len(values) - 1)
     for metric in metrics:
@@ -522,6 +520,15 @@ def has_window_control(result:dict) -> bool:
     docs = (result.get("per_document") or {}).get("documents") or [{}]
     return bool(result.get("window")) and "bin_ce_window" in docs[0]
 
+def bootstrap_ci(values, # one number per held-out document
+                 level:float=0.95, n_boot:int=10_000, seed:int=0) -> tuple[float, float]:
+    "Percentile-bootstrap interval of the mean of `values`, deterministic for a given `seed` (for tens of documents; over a few seeds, `t_interval`)."
+    v = np.asarray(values, dtype=float)
+    if len(v) == 1: return float(v[0]), float(v[0])
+    means = v[np.random.default_rng(seed).integers(0, len(v), (n_boot, len(v)))].mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
 def window_failure(per_document:dict, # a result's (or a checkpoint row's) `per_document`, with the window curves
                    lo:int, hi:int, # positions [lo, hi): a union of its bins
                    level:float=0.95, n_boot:int=10_000, seed:int=0) -> dict:
@@ -595,12 +602,12 @@ def check_eval_documents(records:list[dict], # per-position results records
 
 # %% ../../nbs/experiments/05_stats.ipynb #f31fc55c
 def failure_over_seeds(values:dict, # seed -> a run's full − window over [4T, 8T)
-                       level:float=0.95, n_boot:int=10_000, n_mc:int=100_000, seed:int=0) -> dict:
-    "Over seeds: the mean full − window, its bootstrap interval, and the two-sided sign-flip test of a mean of 0."
+                       level:float=0.95) -> dict:
+    "Over seeds: the mean full − window, its t interval, and the two-sided one-sample t-test of a mean of 0 (NaN for one seed)."
     v = list(values.values())
-    lo, hi = bootstrap_ci(v, level, n_boot, seed)
+    lo, hi = t_interval(v, level)
     return {"n_seeds": len(v), "seeds": list(values), "mean": float(np.mean(v)), "ci_low": lo, "ci_high": hi,
-            "p_value": paired_permutation_test(v, n_mc, seed), "test": f"sign-flip, {'exact' if len(v) <= EXACT_FLIPS else 'Monte Carlo'}, {len(v)} seeds"}
+            "p_value": float(sps.ttest_1samp(v, 0.0).pvalue) if len(v) > 1 else float("nan"), "test": f"one-sample t, {len(v)} seeds"}
 
 def summarize_position(records:list[dict], # one sweep's per-position results records
                        baseline:str="baseline", allow_mixed_paths:bool=False,
@@ -626,8 +633,8 @@ def summarize_position(records:list[dict], # one sweep's per-position results re
     if window:
         base = fails[baseline]
         out.update(baseline_failure=[{"seed": s, **f} for s, f in base.items()], baseline_fails=sum(f["fails"] for f in base.values()) >= FAILURE_SEEDS,
-                   baseline_over_seeds=failure_over_seeds({s: f["diff"] for s, f in base.items()}, level, n_boot, n_mc, seed))
-    return {**out, "settings": compare_settings(values, metrics, baseline, groups, level, n_boot, n_mc, seed)}
+                   baseline_over_seeds=failure_over_seeds({s: f["diff"] for s, f in base.items()}, level))
+    return {**out, "settings": compare_settings(values, metrics, baseline, groups, level)}
 
 # %% ../../nbs/experiments/05_stats.ipynb #c6e82133
 PROTOCOL = "results/failure_search/PROTOCOL.md"   # the failure search's plan and rule, committed before its runs
