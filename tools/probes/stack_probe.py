@@ -156,9 +156,8 @@ def main():
 
 
 def model_probe(out, ks=(1, 4, 8, 16), L=3584):
-    "The real stacked model (tools/probes/stacked_model.py: what becomes lengen's stacked engine) at the 45M copy shape: a whole training step (VPAD at the block norms, forward and backward under bf16 autocast, per-member clipping, fused AdamW) replayed from one CUDA graph, per member; and its fused scan against its reference on the GPU."
-    import sys; sys.path.insert(0, "tools/probes")
-    from stacked_model import StackedMamba2
+    "The stacked model (lengen.models.stacked) at the 45M copy shape: a whole training step (VPAD at the block norms, forward and backward under bf16 autocast, per-member clipping, fused AdamW) replayed from one CUDA graph, per member; and its fused scan against its reference on the GPU."
+    from lengen.models.stacked import StackedMamba2
     from transformers import Mamba2Config, Mamba2ForCausalLM
     from lengen.models.mamba2 import mamba2_reference_init
     from lengen.regularizers.dropout import vpad_dropout
@@ -175,7 +174,7 @@ def model_probe(out, ks=(1, 4, 8, 16), L=3584):
         pad = lambda t, v: F.pad(t, (0, n - t.shape[1]), value=v)
         return (torch.cat([pad(b["input_ids"], 0) for b in bs]).to(dev), torch.cat([pad(b["seq_idx"], 10_000) for b in bs]).to(dev),
                 torch.cat([pad(b["labels"], -100) for b in bs]).to(dev))
-    import stacked_model as sm
+    import lengen.models.stacked as sm
     res = {"variants": {}}
     def variant(K, compiled, chunk, profile=False):
         sm.COMPILE = compiled
