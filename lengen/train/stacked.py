@@ -30,7 +30,8 @@ from .divergence import Diverged
 __all__ = ['member_configs', 'stack_refusals', 'check_stack', 'data_order', 'pad_packed', 'StackRows', 'stack_optimizer',
            'lr_multipliers', 'member_grad_norms', 'clip_members', 'StackStep', 'member_optimizer_state',
            'member_tensor_like', 'load_member_optimizer_state', 'save_member_checkpoint', 'common_checkpoint',
-           'teacher_forced_stack', 'evaluate_copy_stack', 'stack_perturbations', 'stack_code_path', 'train_stack']
+           'teacher_forced_stack', 'evaluate_copy_stack', 'stack_perturbations', 'stack_code_path', 'train_stack',
+           'resume_members', 'stack_loader', 'log_members', 'finish_member']
 
 # %% ../../nbs/train/03_stacked.ipynb #917f1f66
 def member_configs(cfg:DictConfig) -> list[DictConfig]:
@@ -382,92 +383,100 @@ def train_stack(cfg:DictConfig, # a composed, validated config with `stack.seeds
         return _train_stack_locked(cfg, members, tok, command, log)
 
 # %% ../../nbs/train/03_stacked.ipynb #38d17f61
-def _train_stack_locked(cfg, members, tok, command, log) -> dict:
-    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    K = len(members)
-    done = [m for m in members if run_finished(m.output_dir)]
-    if done: raise ConfigError("stack.seeds", list(cfg.stack.seeds), "seeds whose folders hold no finished run",
-                               hint=f"{', '.join(m.output_dir for m in done)} finished already.")
-    models = [build_model(m, tok) for m in members]   # each seeded as its standalone run is
-    start = common_checkpoint(members) if cfg.resume_from_checkpoint else None
+def resume_members(members:list[DictConfig], models:list, log) -> tuple[int|None, list[list]]:
+    "Load each member's newest checkpoint that every member completed into its model (when the run resumes); the step and each member's log."
+    start = common_checkpoint(members) if members[0].resume_from_checkpoint else None
     histories = [[] for _ in members]
-    if start:
-        for k, m in enumerate(members):
-            ck = Path(m.output_dir)/f"checkpoint-{start}"
-            sd = load_file(str(ck/"model.safetensors"))
-            models[k].load_state_dict(sd, strict=False)
-            histories[k] = json.loads((ck/"trainer_state.json").read_text())["log_history"]
-        log(f"lengen_train: resuming the stack of {K} from step {start} of {cfg.max_steps}")
-    stack = StackedMamba2.from_models(models).to(dev).train()
-    perturb = stack_perturbations(models[0], cfg)
-    opt = stack_optimizer(stack, models[0], cfg)
-    if start:
-        for k, m in enumerate(members):
-            load_member_optimizer_state(opt, stack, models[0], k, torch.load(Path(m.output_dir)/f"checkpoint-{start}"/"optimizer.pt"), cfg)
-    step_fn = StackStep(stack, opt, perturb, cfg.optim.max_grad_norm, cfg.bf16)
-    lrs = lr_multipliers(cfg)
+    for k, m in enumerate(members if start else []):
+        ck = Path(m.output_dir)/f"checkpoint-{start}"
+        models[k].load_state_dict(load_file(str(ck/"model.safetensors")), strict=False)
+        histories[k] = json.loads((ck/"trainer_state.json").read_text())["log_history"]
+    if start: log(f"lengen_train: resuming the stack of {len(members)} from step {start} of {members[0].max_steps}")
+    return start, histories
+
+def stack_loader(cfg, tok, members:list[DictConfig], start:int, cuda:bool) -> torch.utils.data.DataLoader:
+    "The stack's batches from step `start` on (`StackRows`), prepared by worker processes on a GPU machine."
     ct = cfg.data.copy_task
     datasets = [CopyTaskDataset(tok, ct.num_train, ct.min_len, ct.max_len, ct.alphabet_size, seed=m.seed) for m in members]
     rows = StackRows(datasets, cfg.per_device_train_batch_size, cfg.max_steps, cfg.data.shuffle_seed, tok.pad_token_id, cfg.data.pack_multiple)
-    workers = cfg.dataloader_num_workers if cfg.dataloader_num_workers is not None else (min(8, os.cpu_count() or 1) if dev.type == "cuda" else 0)
-    loader = torch.utils.data.DataLoader(torch.utils.data.Subset(rows, range(start or 0, cfg.max_steps)), batch_size=None,
-                                         num_workers=workers, pin_memory=dev.type == "cuda", prefetch_factor=4 if workers else None)
+    workers = cfg.dataloader_num_workers if cfg.dataloader_num_workers is not None else (min(8, os.cpu_count() or 1) if cuda else 0)
+    return torch.utils.data.DataLoader(torch.utils.data.Subset(rows, range(start, cfg.max_steps)), batch_size=None,
+                                       num_workers=workers, pin_memory=cuda, prefetch_factor=4 if workers else None)
+
+def log_members(histories:list, diverged:list, last_finite:list, # each member's log, divergence record, last finite loss (updated)
+                losses, norms, # each member's mean loss since the last log, and its last gradient norm
+                step:int, lr:float, epoch:float):
+    "Append each live member's loss entry as the Trainer logs it; a member whose loss is not finite has diverged there (`lengen.train.divergence`)."
+    for k, h in enumerate(histories):
+        if diverged[k]: continue
+        loss = float(losses[k])
+        h.append({"loss": loss, "grad_norm": float(norms[k]), "learning_rate": lr, "epoch": epoch, "step": step})
+        if math.isfinite(loss): last_finite[k] = {"step": step, "loss": loss}
+        else: diverged[k] = {"step": step, "found_in": f"the training loss ({loss})", "last_finite_loss": last_finite[k]}
+
+def finish_member(stack:StackedMamba2, k:int, m:DictConfig, tok, history:list, diverged:dict|None, final:list|None,
+                  step:int, train_seconds:float, prov:dict) -> dict:
+    "End member `k`'s folder as `lengen_train` ends a run: final model, config, eval curve, final evaluation, then train_summary.json; its metrics."
+    out, ct = Path(m.output_dir), m.data.copy_task
+    losses = [h["loss"] for h in history if "loss" in h]
+    metrics = {"train_loss": sum(losses) / len(losses) if losses else float("nan"), "train_seconds": train_seconds}
+    if not diverged:   # a diverged member keeps no final model and is not evaluated
+        model = stack.member_model(k); model.config.use_cache = True
+        model.save_pretrained(out); share_files(out); tok.save_pretrained(out)
+    OmegaConf.save(m, out/"lengen_config.yaml")
+    if m.eval_steps: write_json(eval_curve(history, m), out/"eval_curve.json")
+    if not diverged:
+        paths = save_length_eval(final, out, train_range=(ct.min_len, ct.max_len), meta={"run": out.name, "max_steps": m.max_steps})
+        ind = [r for r in final if ct.min_len <= r["length"] <= ct.max_len]
+        metrics.update({"in_distribution_exact_match": min((r["exact_match_accuracy"] for r in ind), default=float("nan")), **paths})
+    write_json({**train_summary(m, step, 1, metrics), **({"diverged": diverged} if diverged else {}), "provenance": prov},
+               out/"train_summary.json")   # last: a folder whose train_summary.json exists holds a finished run
+    return metrics
+
+def _train_stack_locked(cfg, members, tok, command, log) -> dict:
+    "`train_stack` once the members' folders are checked and locked: build, stack, train, save, evaluate, finish each member."
+    dev, K, ct = torch.device("cuda" if torch.cuda.is_available() else "cpu"), len(members), cfg.data.copy_task
+    if done := [m.output_dir for m in members if run_finished(m.output_dir)]:
+        raise ConfigError("stack.seeds", list(cfg.stack.seeds), "seeds whose folders hold no finished run", hint=f"{', '.join(done)} finished already.")
+    models = [build_model(m, tok) for m in members]   # each seeded as its standalone run is
+    start, histories = resume_members(members, models, log)
+    stack = StackedMamba2.from_models(models).to(dev).train()
+    opt = stack_optimizer(stack, models[0], cfg)
+    for k, m in enumerate(members if start else []):
+        load_member_optimizer_state(opt, stack, models[0], k, torch.load(Path(m.output_dir)/f"checkpoint-{start}"/"optimizer.pt"), cfg)
+    step_fn, lrs = StackStep(stack, opt, stack_perturbations(models[0], cfg), cfg.optim.max_grad_norm, cfg.bf16), lr_multipliers(cfg)
+    loader = stack_loader(cfg, tok, members, start or 0, dev.type == "cuda")
     for m in members:
         if command and not (Path(m.output_dir)/"lengen_command.json").exists(): write_json(command, Path(m.output_dir)/"lengen_command.json")
-    diverged, last_finite = [None] * K, [None] * K
-    per_epoch = len(datasets[0]) / cfg.per_device_train_batch_size
-    t0, first = time.time(), None
-    step = start or 0
+    diverged, last_finite, per_epoch = [None] * K, [None] * K, ct.num_train / cfg.per_device_train_batch_size
+    t0, step = time.time(), start or 0
     for batch in loader:
         step += 1
         step_fn(batch, cfg.optim.lr * lrs[step - 1])
-        if first is None and dev.type == "cuda": torch.cuda.synchronize()
-        if first is None: first = time.time() - t0; log(f"lengen_train: the first step took {first:.1f} s (kernel compilation and autotuning; later steps are the speed)")
+        if step == (start or 0) + 1:
+            if dev.type == "cuda": torch.cuda.synchronize()
+            log(f"lengen_train: the first step took {time.time() - t0:.1f} s (kernel compilation and autotuning; later steps are the speed)")
         if cfg.eval_steps and step % cfg.eval_steps == 0:   # before the loss, as the Trainer logs them
             evals = evaluate_copy_stack(stack, tok, curve_lengths(ct), cfg.data.val_max_samples, ct.alphabet_size, ct.eval_seed)
             for k in range(K):
-                if not diverged[k]:
-                    histories[k].append({**{f"copy/{mm}@{r['length']}": r[mm] for r in evals[k] for mm in EVAL_METRICS}, "step": step})
+                if not diverged[k]: histories[k].append({**{f"copy/{mm}@{r['length']}": r[mm] for r in evals[k] for mm in EVAL_METRICS}, "step": step})
         if step % cfg.logging_steps == 0 or step == cfg.max_steps:
-            losses, norms = step_fn.take_losses(), step_fn.grad_norm.cpu()
-            lr = cfg.optim.lr * lrs[step - 1]   # the rate of the step just taken, as the Trainer logs it
-            for k in range(K):
-                if diverged[k]: continue
-                loss = float(losses[k])
-                histories[k].append({"loss": loss, "grad_norm": float(norms[k]), "learning_rate": lr, "epoch": step / per_epoch, "step": step})
-                if math.isfinite(loss): last_finite[k] = {"step": step, "loss": loss}
-                else: diverged[k] = {"step": step, "found_in": f"the training loss ({loss})", "last_finite_loss": last_finite[k]}
-            log(f"step {step}: " + " ".join(f"{losses[k]:.4f}" for k in range(K)))
+            losses = step_fn.take_losses()
+            log_members(histories, diverged, last_finite, losses, step_fn.grad_norm.cpu(), step, cfg.optim.lr * lrs[step - 1], step / per_epoch)
+            log(f"step {step}: " + " ".join(f"{v:.4f}" for v in losses.tolist()))
         if step % cfg.save_steps == 0:
             for k, m in enumerate(members):
                 if not diverged[k]: save_member_checkpoint(stack, k, opt, models[0], m, tok, step, histories[k])
         if all(diverged): break
     train_seconds = time.time() - t0
-    live = [k for k in range(K) if not diverged[k]]
-    finals = evaluate_copy_stack(stack, tok, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed) if live else []
+    finals = evaluate_copy_stack(stack, tok, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed) if not all(diverged) else [None] * K
     code = stack_code_path(cfg, dev.type == "cuda")
-    metrics = {}
+    metrics = {m.seed: finish_member(stack, k, m, tok, histories[k], diverged[k], finals[k], step, train_seconds,
+                                     provenance(code, stack={"seeds": [x.seed for x in members], "member": k}))
+               for k, m in enumerate(members)}
     for k, m in enumerate(members):
-        out = Path(m.output_dir)
-        losses = [h["loss"] for h in histories[k] if "loss" in h]
-        mk = {"train_loss": sum(losses) / len(losses) if losses else float("nan"), "train_seconds": train_seconds}
-        if not diverged[k]:
-            model = stack.member_model(k); model.config.use_cache = True
-            model.save_pretrained(out); share_files(out); tok.save_pretrained(out)
-        OmegaConf.save(m, out/"lengen_config.yaml")
-        if cfg.eval_steps: write_json(eval_curve(histories[k], m), out/"eval_curve.json")
-        if not diverged[k]:
-            paths = save_length_eval(finals[k], out, train_range=(ct.min_len, ct.max_len), meta={"run": out.name, "max_steps": m.max_steps})
-            ind = [r for r in finals[k] if ct.min_len <= r["length"] <= ct.max_len]
-            mk.update({"in_distribution_exact_match": min((r["exact_match_accuracy"] for r in ind), default=float("nan")), **paths})
-        summary = {**train_summary(m, step, 1, mk), **({"diverged": diverged[k]} if diverged[k] else {}),
-                   "provenance": provenance(code, stack={"seeds": [x.seed for x in members], "member": k})}
-        write_json(summary, out/"train_summary.json")
-        metrics[m.seed] = mk
-    for k in live: log(f"seed {members[k].seed}:\n" + format_length_table(finals[k], (ct.min_len, ct.max_len)))
+        if not diverged[k]: log(f"seed {m.seed}:\n" + format_length_table(finals[k], (ct.min_len, ct.max_len)))
     if bad := [k for k in range(K) if diverged[k]]:   # every member's folder is written: now say so, as lengen_train says it of a run
-        k = bad[0]
-        raise Diverged(diverged[k], members[k].output_dir, latest_checkpoint(members[k].output_dir),
-                       also=f"Seeds {', '.join(str(members[j].seed) for j in bad)} of the stack diverged; "
-                            f"{K - len(bad)} of its {K} members finished.")
+        raise Diverged(diverged[bad[0]], members[bad[0]].output_dir, latest_checkpoint(members[bad[0]].output_dir),
+                       also=f"Seeds {', '.join(str(members[j].seed) for j in bad)} of the stack diverged; {K - len(bad)} of its {K} members finished.")
     return metrics
