@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Issue 48, later GPU calls (carry .gpu, .gpu_probe and scratch):
-#   STAGE=e2e    the stacked engine end to end (scratch/gpu_stack_run.py: K members, a short run with its evaluations)
+# Issue 48, later GPU calls (carry .gpu and .gpu_probe):
+#   STAGE=e2e    the stacked engine end to end (tools/probes/stack_run.py: K members, a short run with its evaluations)
 #   STAGE=probe  the stacked model's training step with torch.compile's fused elementwise kernels (K members, chunk sizes),
 #                the stacked greedy decoder
 #   STAGE=m85    the 85M step with CUDA graphs and one micro-batch of 64 rows (no accumulation), through tools/profile_train.py
 set -uo pipefail
 source tools/gpu_env.sh
 case ${STAGE:-e2e} in
-  e2e) timeout ${E2E_LIMIT:-420} python scratch/gpu_stack_run.py ${K:-16} ${STEPS:-400} ${SETTING:-vpad} "$OUT/stack_run_k${K:-16}.json" 2>&1 | grep -v -i warn | grep -E "^\[|Error|error" | tail -n 30 ;;
+  e2e) timeout ${E2E_LIMIT:-420} python tools/probes/stack_run.py ${K:-16} ${STEPS:-400} ${SETTING:-vpad} "$OUT/stack_run_k${K:-16}.json" 2>&1 | grep -v -i warn | grep -E "^\[|Error|error" | tail -n 30 ;;
   probe) python tools/probes/stack_probe.py --model --out "$OUT" 2>&1 | grep -v -i warn | tail -n 12 ;;
   m85)
     python3 - <<'PY'
