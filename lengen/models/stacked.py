@@ -16,7 +16,8 @@ from transformers import Mamba2Config, Mamba2ForCausalLM
 __all__ = ['COMPILE', 'pre_scan', 'pre_scan_folded', 'post_scan', 'block_norm', 'BLOCK_PARAMS', 'same_sequence', 'stacked_conv',
            'ssd_reference', 'fold_decay', 'stacked_scan', 'stacked_scan_backward', 'fused_scan_available', 'rms',
            'gated_rms', 'bmm_linear', 'on_cuda_compiled', 'check_stackable', 'StackedBlock', 'StackedOutput',
-           'member_losses', 'member_tensor', 'StackedMamba2', 'StackedState', 'ssm_step_stacked', 'StackedStepper']
+           'member_losses', 'member_embeddings', 'member_tensor', 'StackedMamba2', 'StackedState', 'ssm_step_stacked',
+           'StackedStepper']
 
 # %% ../../nbs/models/08_stacked.ipynb #dca0aa2a
 def same_sequence(seq_idx:Tensor, # (K, L) sequence index of each token of each member's row
@@ -229,6 +230,14 @@ def member_losses(logits:Tensor, # (K, L, V) float32
     ce = F.cross_entropy(logits.transpose(1, 2), shift, ignore_index=-100, reduction="none")   # (K, L), 0 where ignored
     return ce.sum(1) / (shift != -100).sum(1).clamp(min=1)
 
+def member_embeddings(table:Tensor, # (K, V, d) each member's embedding table
+                      ids:Tensor, # (K, ...) each member's tokens
+                     ) -> Tensor:
+    "Each member's embeddings of its own tokens (K, ..., d): one lookup in the members' tables laid end to end (its backward sums by token, without atomics)."
+    K, V, d = table.shape
+    offsets = torch.arange(K, device=ids.device).view(K, *[1] * (ids.dim() - 1)) * V
+    return F.embedding(ids + offsets, table.reshape(K * V, d))
+
 def member_tensor(t:Tensor, # one member's slice of a stacked parameter
                   name:str, # its name in a Mamba2ForCausalLM
                  ) -> Tensor:
@@ -293,7 +302,7 @@ class StackedMamba2(nn.Module):
         fns = perturb if (perturb and self.training) else {}
         at_layer = lambda i: (lambda point, x: fns[(point, i)](x) if (point, i) in fns else x)
         emb = self.embeddings
-        h = torch.gather(emb, 1, input_ids[..., None].expand(K, L, emb.shape[-1]))
+        h = member_embeddings(emb, input_ids)
         same = same_sequence(seq_idx, self.config.conv_kernel)
         for i, layer in enumerate(self.layers): h = layer(h, seq_idx, same, at_layer(i))
         h = at_layer(None)("norm_f", block_norm(h, self.norm_f, self.config.layer_norm_epsilon))
@@ -350,7 +359,7 @@ class StackedStepper:
         s, K = self.stack, self.stack.members
         eps = s.config.layer_norm_epsilon
         ids = ids.view(K, self.batch)
-        h = torch.gather(s.embeddings, 1, ids[..., None].expand(*ids.shape, s.embeddings.shape[-1]))
+        h = member_embeddings(s.embeddings, ids)
         for i, layer in enumerate(s.layers):
             z, xbc, dt = bmm_linear(rms(h, layer.norm, eps), layer.in_proj).split([layer.inner, layer.inner + 2 * layer.G * layer.N, layer.H], -1)
             conv = self.state.conv[i]
