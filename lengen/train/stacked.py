@@ -63,6 +63,8 @@ def stack_refusals(cfg:DictConfig) -> list[tuple]:
         ("wandb.enabled", cfg.wandb.enabled, "false (each member's losses are in its trainer_state.json)", cfg.wandb.enabled),
         ("optim.optim_name", cfg.optim.optim_name, "adamw_torch_fused or adamw_torch", cfg.optim.optim_name not in ("adamw_torch_fused", "adamw_torch")),
         ("attention_dropout.rate", c.attention_dropout.rate, "0", c.attention_dropout.rate != 0),
+        ("resume_from_checkpoint", cfg.resume_from_checkpoint, "auto or null (a stack resumes from the newest step every member "
+         "completed a checkpoint of)", cfg.resume_from_checkpoint not in (None, "auto")),
     ]
     return [(f, v, ok) for f, v, ok, bad in checks if bad]
 
