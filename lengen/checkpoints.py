@@ -19,7 +19,7 @@ import yaml
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'RESUME_MAY_CHANGE', 'safetensors_header',
+__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'RESUME_MAY_CHANGE', 'RESUME_HISTORY', 'safetensors_header',
            'safetensors_problem', 'safetensors_complete', 'checkpoint_step', 'weight_files', 'weights_problem',
            'torch_file_problem', 'file_problem', 'checkpoint_problem', 'latest_checkpoint', 'rotate_checkpoints',
            'resolve_resume', 'config_problem', 'stored_shapes', 'shape_problem', 'model_files_problem', 'vocab_problem',
@@ -240,6 +240,8 @@ RESUME_MAY_CHANGE = ("max_steps", "save_steps", "save_total_limit", "logging_ste
                      "data.copy_task.eval_lengths", "data.copy_task.end_only_lengths", "data.copy_task.eval_samples",
                      "data.copy_task.eval_seed", "data.val_sets", "data.val_batch_size", "data.val_max_samples",
                      "data.eval_metric")   # what a resumed run may set anew (a key ending in '.': its whole group)
+
+RESUME_HISTORY = "lengen_resumes.json"   # in a run folder: its resumes, the step each continued from and the settings it changed
 
 def flat_config(cfg) -> dict:
     "A config (node or dict) as {dotted key: value}, lists kept whole."

@@ -20,9 +20,9 @@ from .config import CONF_DIR, ConfigError
 __all__ = ['WRITE_FAULTS', 'NO_SPACE_WORDS', 'CUT_SHORT_WORDS', 'PLOTLY_JS', 'LOG_INTERVAL', 'LOCK_FILE', 'SOURCE_COMMIT_VAR',
            'PROVENANCE_PACKAGES', 'file_mode', 'write_fault', 'size_text', 'tensor_bytes', 'free_space', 'disk_faults',
            'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'tidy_folders', 'run_cli',
-           'parse_lengths', 'progress_bar', 'check_writable', 'folder_lock', 'refuse_overwrite', 'output_dir_for',
-           'call_cli', 'folder_state', 'repo_root', 'repo_relative', 'source_commit', 'package_versions', 'device_name',
-           'provenance']
+           'parse_lengths', 'progress_bar', 'check_writable', 'check_output_file', 'folder_lock', 'refuse_overwrite',
+           'output_dir_for', 'call_cli', 'folder_state', 'repo_root', 'repo_relative', 'source_commit',
+           'package_versions', 'device_name', 'provenance']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -198,6 +198,16 @@ def check_writable(folder, # where a command will write (created when missing)
         p.mkdir(parents=True, exist_ok=True)
         probe = p/f".lengen_write_test_{os.getpid()}"; probe.write_text(""); probe.unlink()
     except OSError as e: raise ConfigError(field, str(folder), "a folder this user can create and write", hint=str(e)) from None
+    return p
+
+# %% ../nbs/core/01_io.ipynb #189aa297
+def check_output_file(path, # the file a command will write
+                      field:str, # the option that named it, for the error
+                     ) -> Path:
+    "`path` when a file can be written there (not a folder; its folder writable, created when missing); `ConfigError` otherwise, before any work."
+    p = Path(path)
+    if p.is_dir(): raise ConfigError(field, str(path), "a file to write (a path that is not a folder)", hint="It is a folder.")
+    check_writable(p.parent, field)
     return p
 
 # %% ../nbs/core/01_io.ipynb #87c9cfc0
