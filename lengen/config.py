@@ -499,6 +499,9 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     check_window_kernel(cfg.window_kernel, cfg.attention_dropout.rate)
     _check_schedule(cfg.schedule.schedule_type)
     _check_data_source(cfg.data)
+    for path in cfg.data.val_sets:
+        if not Path(path).is_dir(): raise ConfigError("data.val_sets", path, "datasets.save_to_disk folders with prompt and answer columns",
+                                                      hint="No such folder." if not Path(path).exists() else "It is a file.")
     if cfg.data.pack_examples and not cfg.data.padded_examples:
         raise ConfigError("data.pack_examples", True, "false, or true together with data.padded_examples=true",
                           hint="Packing lays out a batch of separate examples (the copy task); packed text rows are already full.")
@@ -506,6 +509,7 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     check_initial_state(cfg)
     ct = cfg.data.copy_task
     if not 1 <= ct.alphabet_size <= 26: raise ConfigError("data.copy_task.alphabet_size", ct.alphabet_size, "1..26")
+    check_count("data.copy_task.max_len", ct.max_len)
     if not 1 <= ct.min_len <= ct.max_len:
         raise ConfigError("data.copy_task.min_len", ct.min_len, f"1 <= min_len <= max_len (max_len is {ct.max_len})")
     if cfg.swa.window < 1: raise ConfigError("swa.window", cfg.swa.window, "a positive number of tokens")

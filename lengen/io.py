@@ -5,7 +5,7 @@
 # %% ../nbs/core/01_io.ipynb #3e5dce1d
 from __future__ import annotations
 
-import contextlib, errno, fcntl, importlib.metadata, io, json, os, platform, shutil, socket, subprocess, sys, tempfile, time, warnings
+import argparse, contextlib, errno, fcntl, importlib.metadata, io, json, os, platform, shutil, socket, subprocess, sys, tempfile, time, warnings
 from pathlib import Path
 
 import torch
@@ -20,9 +20,9 @@ from .config import CONF_DIR, ConfigError
 __all__ = ['WRITE_FAULTS', 'NO_SPACE_WORDS', 'CUT_SHORT_WORDS', 'PLOTLY_JS', 'LOG_INTERVAL', 'LOCK_FILE', 'SOURCE_COMMIT_VAR',
            'PROVENANCE_PACKAGES', 'file_mode', 'write_fault', 'size_text', 'tensor_bytes', 'free_space', 'disk_faults',
            'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'tidy_folders', 'run_cli',
-           'parse_lengths', 'progress_bar', 'check_writable', 'check_output_file', 'folder_lock', 'refuse_overwrite',
-           'output_dir_for', 'call_cli', 'folder_state', 'repo_root', 'repo_relative', 'source_commit',
-           'package_versions', 'device_name', 'provenance']
+           'parse_lengths', 'whole_number', 'progress_bar', 'check_writable', 'check_output_file', 'folder_lock',
+           'refuse_overwrite', 'output_dir_for', 'call_cli', 'folder_state', 'repo_root', 'repo_relative',
+           'source_commit', 'package_versions', 'device_name', 'provenance']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -168,6 +168,17 @@ def parse_lengths(spec:str, # comma-separated lengths, e.g. "10,25,50"
     except ValueError: out = []
     if not out or min(out) < 1: raise ConfigError("--lengths", spec, "comma-separated positive integers, e.g. 10,25,50,100")
     return out
+
+def whole_number(least:int=1, # the smallest value accepted
+                ):
+    "An argparse `type`: a whole number >= `least`; argparse refuses anything else, naming the option."
+    def parse(text:str) -> int:
+        try: n = int(text)
+        except ValueError: n = None
+        if n is None or n < least: raise argparse.ArgumentTypeError(f"{text!r}: a whole number >= {least}")
+        return n
+    parse.__name__ = f"whole number >= {least}"
+    return parse
 
 # %% ../nbs/core/01_io.ipynb #75c6e824
 LOG_INTERVAL = 60   # seconds between the lines of a progress bar in a log file

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import torch
 from transformers import AutoConfig
 
-from ..config import ConfigError, EVAL_METRICS
+from ..config import ConfigError, EVAL_METRICS, check_count
 from ..data import copy_example, copy_example_length, copy_string
 from ..ops.decode import decodable, greedy_decode
 from ..io import check_writable, output_dir_for, parse_lengths, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
@@ -221,7 +221,8 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
                              overwrite:bool=False, # replace a copy_eval.json / .html the output folder holds (a training's own evaluation)
                             ) -> dict:
     "The copy-task sweep of a saved checkpoint; writes `copy_eval.json` and `copy_eval.html`, returns them with the rows."
-    if samples < 1 or batch_size < 1: raise ConfigError("--samples/--batch-size", (samples, batch_size), "positive integers")
+    check_count("--samples", samples); check_count("--batch-size", batch_size)
+    if seed is not None: check_count("--seed", seed, 0)
     ckpt = resolve_checkpoint(ckpt)
     rc = run_config_of(ckpt)
     train_range = copy_train_range(rc)

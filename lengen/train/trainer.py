@@ -37,13 +37,14 @@ from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval
 
 # %% auto #0
 __all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in', 'check_wandb',
-           'training_arguments', 'previous_run', 'check_output_dir', 'holds_training', 'check_eval_output', 'saving',
-           'LengenTrainer', 'curve_lengths', 'generation_metrics', 'eval_curve', 'GenerationEvalCallback',
-           'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer',
-           'train_summary', 'run_code_path', 'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume',
-           'write_run_records', 'resume_history', 'records_writer', 'run_training', 'parse_argv', 'sites_report',
-           'group_listing', 'interrupted_message', 'Terminated', 'run_command', 'bars_for_logs', 'main', 'sites_main',
-           'run_finished', 'job_config', 'train_job', 'runs_status', 'multirun_main']
+           'training_arguments', 'previous_run', 'check_output_dir', 'holds_training', 'check_eval_data',
+           'check_eval_output', 'saving', 'LengenTrainer', 'curve_lengths', 'generation_metrics', 'eval_curve',
+           'GenerationEvalCallback', 'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile',
+           'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path', 'run_notes', 'final_copy_eval',
+           'check_model_source', 'check_resume', 'write_run_records', 'resume_history', 'records_writer',
+           'run_training', 'parse_argv', 'sites_report', 'group_listing', 'interrupted_message', 'Terminated',
+           'run_command', 'bars_for_logs', 'main', 'sites_main', 'run_finished', 'job_config', 'train_job',
+           'runs_status', 'multirun_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #b77fdb01
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -129,6 +130,14 @@ def holds_training(folder) -> list[str]:
     p = Path(folder)
     return ([d.name for d in _checkpoints(p) if (d/"trainer_state.json").is_file()] +
             [f for f in ("lengen_config.yaml", "lengen_command.json", "train_summary.json", "config.json") if (p/f).is_file()])
+
+def check_eval_data(cfg):
+    "`check_eval_extra`, after refusing an `eval_extra.dataset_file` that is no file under its own name (the evaluation command's check names its --dataset-file)."
+    f = cfg.eval_extra.dataset_file
+    if f and not Path(f).is_file():
+        raise ConfigError("eval_extra.dataset_file", f, "an existing JSONL file, one JSON record per line",
+                          hint="It is a folder." if Path(f).exists() else "No such file.")
+    check_eval_extra(cfg)
 
 def check_eval_output(cfg):
     "Refuse an `eval_extra.eval_only` output_dir that holds a training run other than the one evaluated (its records would be read as that run's)."
@@ -577,7 +586,7 @@ def run_command(cfg, # a composed config (not yet validated)
                 again:str|None=None, # the command that continues the run, said on Ctrl-C (None: say nothing)
                ) -> dict|None:
     "Evaluate, validate and print, or train the run `cfg` describes; the metrics of a training run, else None."
-    check_eval_extra(cfg)
+    check_eval_data(cfg)
     if cfg.eval_extra.eval_only:   # evaluates a checkpoint (and a run folder's checkpoints): nothing to train
         check_eval_output(cfg)
         e, folder = cfg.eval_extra, Path(cfg.model_name_or_path)
@@ -709,7 +718,7 @@ def multirun_main(overrides:list[str], # the command line's overrides, `+experim
     folders = {}
     for job in sweep_jobs(overrides):
         cfg = job_config(compose_config(None, job, validate=False), job)
-        check_eval_extra(cfg)
+        check_eval_data(cfg)
         check_eval_output(cfg) if cfg.eval_extra.eval_only else validate_config(cfg)
         if cfg.output_dir in folders:
             raise ConfigError("output_dir", cfg.output_dir, "a folder for each job", hint=f"The jobs `{folders[cfg.output_dir]}` and "
