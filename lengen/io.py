@@ -121,8 +121,8 @@ def json_text(obj, indent:int=2, # spaces per nesting level
     return json.dumps(obj)
 
 def write_json(obj, path) -> Path:
-    "`obj` as `json_text` at `path`, atomically."
-    return atomic_write(path, json_text(obj))
+    "`obj` as `json_text` at `path`, atomically, ending in a newline (as a text file does: `cat` leaves the prompt on a line of its own)."
+    return atomic_write(path, json_text(obj) + "\n")
 
 # %% ../nbs/core/01_io.ipynb #e3c66750
 PLOTLY_JS = "plotly.min.js"
