@@ -482,6 +482,7 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
         raise ConfigError("data.copy_task.end_only_lengths", list(cfg.data.copy_task.end_only_lengths),
                           f"some of eval_lengths ({list(cfg.data.copy_task.eval_lengths)}) left out, to evaluate during training; [] for none",
                           "These lengths are evaluated once, at the end; the others every eval_steps.")
+    if not str(cfg.output_dir).strip(): raise ConfigError("output_dir", cfg.output_dir, "a folder path (new, empty, or a run to resume)")
     if Path(cfg.output_dir).is_file():
         raise ConfigError("output_dir", cfg.output_dir, "a folder (new, empty, or a run to resume), not an existing file")
     for grp in ("dropout", "residual_dropout", "attention_dropout"):

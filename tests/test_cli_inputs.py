@@ -59,7 +59,7 @@ def train_cases() -> list:
     run = ["+experiment=copy_demo", "max_steps=1", "output_dir={tmp}/train_out"]   # bounded, were a case accepted
     text = ["data.synthetic=''", "data.padded_examples=false", "data.pack_examples=false"]
     cases += [("lengen_train", argv, field) for argv, field in [
-        (["+experiment=copy_demo", "output_dir={afile}"], "`output_dir`"), (["+experiment=copy_demo", "output_dir={afile}/run"], "`output_dir`"),
+        (["+experiment=copy_demo", "output_dir={afile}"], "`output_dir`"), ([*TRAIN, "output_dir="], "`output_dir`"), (["+experiment=copy_demo", "output_dir={afile}/run"], "`output_dir`"),
         ([*run, *text, "data.path={missing}"], "`data.path`"), ([*run, *text, "data.path={afile}"], "`data.path`"),
         ([*run, "model_name_or_path={missing}"], "`model_name_or_path`"), ([*run, "model_name_or_path={afile}"], "`model_name_or_path`"),
         ([*run, "pretrained_tokenizer={missing}"], "`pretrained_tokenizer`"), ([*run, "resume_from_checkpoint={missing}"], "`resume_from_checkpoint`"),
@@ -99,7 +99,7 @@ COMPARE = [("lengen_compare_position", argv, field) for argv, field in [
 COPY = [("lengen_eval_copy", argv, field) for argv, field in [
     (["{missing}"], "checkpoint"), (["{afile}"], "checkpoint"),
     *[(["{copy_run}", "--lengths", "5", opt, v, "--output-dir", "{tmp}/copy"], opt) for opt in ("--samples", "--batch-size") for v in ("0", "-1", "x")],
-    *[(["{copy_run}", "--lengths", v, "--output-dir", "{tmp}/copy"], "--lengths") for v in ("0", "-1", "x", "5,-2")],
+    *[(["{copy_run}", "--lengths", v, "--output-dir", "{tmp}/copy"], "--lengths") for v in ("0", "-1", "x", "5,-2", "")],
     (["{copy_run}", "--lengths", "5", "--seed", "-1", "--output-dir", "{tmp}/copy"], "--seed"), (["{copy_run}", "--seed", "x"], "--seed"),
     (["{copy_run}", "--lengths", "5", "--output-dir", "{afile}"], "--output-dir"), (["{copy_run}", "--lengths", "5", "--output-dir", "{afile}/x"], "--output-dir"),
     (["{copy_run}", "--lengths", "5", "--device", "tpu", "--output-dir", "{tmp}/copy"], "--device"), (["{copy_run}", "--dtype", "int8"], "--dtype")]]
@@ -143,8 +143,8 @@ EXPORT = [("lengen_export", argv, field) for argv, field in [
 
 SWEEP_ARGS = ["fig1_copy_task", "--results-root", "{tmp}/res", "--work-root", "{tmp}/work"]
 SWEEP = [("lengen_sweep", [*SWEEP_ARGS, *argv], field) for argv, field in [
-    *[([opt, v], opt) for opt in ("--max-parallel", "--time-limit") for v in ("0", "-1", "x")],
-    (["--seeds", "-1"], "--seeds"), (["--seeds", "x"], "--seeds"), (["--seeds", "4294967296"], "--seeds"),
+    *[([opt, v], opt) for opt in ("--max-parallel", "--time-limit") for v in ("0", "-1", "x")], (["--time-limit", "nan"], "--time-limit"),
+    (["--seeds", "-1"], "--seeds"), (["--seeds", "x"], "--seeds"), (["--seeds", ""], "--seeds"), (["--only", ""], "--only"), (["--seeds", "4294967296"], "--seeds"),
     (["--min-left", "-1", "--time-limit", "60"], "--min-left"), (["--min-left", "x"], "--min-left"),
     (["--results-root", "{afile}"], "--results-root"), (["--results-root", "{afile}/res"], "--results-root"), (["--work-root", "{afile}"], "--work-root"),
     (["--only", "nope"], "--only")]]

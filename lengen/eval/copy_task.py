@@ -259,7 +259,7 @@ def main(argv:list[str]|None=None) -> int:
     p.add_argument("--overwrite", action="store_true", help="replace the copy_eval.json / .html the output folder holds")
     a = p.parse_args(argv)
     def run():
-        r = evaluate_copy_checkpoint(a.checkpoint, parse_lengths(a.lengths) if a.lengths else None, a.samples, a.batch_size,
+        r = evaluate_copy_checkpoint(a.checkpoint, parse_lengths(a.lengths) if a.lengths is not None else None, a.samples, a.batch_size,
                                      a.output_dir, a.seed, a.dtype, a.device, overwrite=a.overwrite)
         print(format_length_table(r["rows"], r["train_range"])); print(f"wrote {r['json']} and {r['html']}")
     return run_cli("lengen_eval_copy", run)

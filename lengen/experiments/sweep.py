@@ -595,9 +595,9 @@ def main(argv:list[str]|None=None) -> int:
             print(json.dumps(rep, indent=1))
             if a.out: write_json(rep, a.out)
             return
-        seeds = _ints("--seeds", a.seeds, least=0, below=2**32) if a.seeds else None   # (what lengen_train's seed takes)
+        seeds = _ints("--seeds", a.seeds, least=0, below=2**32) if a.seeds is not None else None   # (what lengen_train's seed takes; '' refused)
         for root, field in ((a.results_root, "--results-root"), (a.work_root, "--work-root")): check_writable(root, field)   # before any run
-        specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only else None)
+        specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only is not None else None)
         specs += replacements(specs, a.results_root)   # a diverged run's setting runs its next seed
         if a.collect:
             print("\n".join(f"wrote {repo_relative(p)}" for p in collect_finished(specs, a.results_root, a.work_root)) or "no finished run without a record")
