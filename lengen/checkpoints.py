@@ -269,7 +269,7 @@ def check_resume_config(ckpt, # the checkpoint the run resumes from
     changes = resume_changes(saved, cfg) if saved is not None else {}
     if refused := {k: v for k, v in changes.items() if not may_change_on_resume(k)}:
         said = "; ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in refused.items())
-        raise ConfigError.fault(f"invalid configuration: the run resumed from {ckpt} (step {checkpoint_step(ckpt)}) was trained with "
+        raise ConfigError.fault(f"invalid configuration: the run resumed from {ckpt} was trained with "
                                 f"other settings than these: {said}. A resumed run may change only how long it trains, when it "
                                 f"logs, saves and evaluates, what its evaluations measure and where its outputs go "
                                 f"({', '.join(k.rstrip('.') + ('.*' if k.endswith('.') else '') for k in RESUME_MAY_CHANGE)}). "
