@@ -5,7 +5,7 @@
 # %% ../nbs/core/02_checkpoints.ipynb #7fea4b9c
 from __future__ import annotations
 
-import json, re, shutil
+import json, re, shutil, zipfile
 from pathlib import Path
 
 import torch, transformers
@@ -14,14 +14,17 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from transformers import AutoConfig, AutoModelForCausalLM
 from transformers.utils import cached_file
+import yaml
 
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'safetensors_header', 'safetensors_problem',
-           'safetensors_complete', 'checkpoint_step', 'weight_files', 'weights_problem', 'checkpoint_problem',
-           'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume', 'config_problem', 'stored_shapes',
-           'shape_problem', 'model_files_problem', 'vocab_problem', 'resolve_checkpoint', 'run_config_of']
+__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'RESUME_MAY_CHANGE', 'RESUME_HISTORY', 'safetensors_header',
+           'safetensors_problem', 'safetensors_complete', 'checkpoint_step', 'weight_files', 'weights_problem',
+           'torch_file_problem', 'file_problem', 'checkpoint_problem', 'latest_checkpoint', 'rotate_checkpoints',
+           'resolve_resume', 'config_problem', 'stored_shapes', 'shape_problem', 'model_files_problem', 'vocab_problem',
+           'resolve_checkpoint', 'run_config_of', 'flat_config', 'resume_changes', 'may_change_on_resume',
+           'check_resume_config']
 
 # %% ../nbs/core/02_checkpoints.ipynb #5d44816e
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json",
@@ -76,14 +79,37 @@ def weights_problem(folder:Path) -> str|None:
         if why := safetensors_problem(f): return why
     return None
 
+def torch_file_problem(path:Path) -> str|None:
+    "Why a file of `torch.save` (a zip archive: its directory at the end) is cut short or no such file, or None; an old pickle-format file passes unread."
+    with open(path, "rb") as f: head = f.read(4)
+    if head[:1] == b"\x80": return None   # torch's legacy format: nothing to check without loading it
+    if head != b"PK\x03\x04": return f"{path.name} is {'empty' if not head else 'not a file torch.save wrote'}"
+    try:
+        with zipfile.ZipFile(path) as z: members = z.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError): return f"{path.name} is truncated (its zip directory, written last, is missing)"
+    size = path.stat().st_size
+    if cut := [m.filename for m in members if m.header_offset + m.compress_size > size]: return f"{path.name} is truncated ({cut[0]} runs past its end)"
+    return None
+
+def file_problem(path:Path) -> str|None:
+    "Why one file of a checkpoint cannot be read whole (safetensors, JSON, YAML, torch.save's files), or None (other files are not read)."
+    try:
+        if path.suffix == ".safetensors": return safetensors_problem(path)
+        if path.suffix in (".pt", ".pth", ".bin"): return torch_file_problem(path)
+        if path.suffix == ".json": json.loads(path.read_text())
+        if path.suffix == ".yaml": yaml.safe_load(path.read_text())
+    except (ValueError, yaml.YAMLError) as e: return f"{path.name} is unreadable ({type(e).__name__})"
+    except OSError as e: return f"{path.name} cannot be read ({e.strerror})"
+    return None
+
 def checkpoint_problem(d:Path) -> str|None:
-    "Why `d` is not a complete checkpoint (readable trainer state, weights and optimizer state), or None when it is one."
+    "Why `d` is not a complete checkpoint (readable trainer state, weights and optimizer state, every file whole), or None when it is one."
     try: checkpoint_step(d)
     except FileNotFoundError: return "no trainer_state.json"
     except (ValueError, KeyError, TypeError, OSError) as e: return f"trainer_state.json unreadable ({type(e).__name__})"
     if why := weights_problem(d): return why
     if not any((d/f).exists() for f in OPTIMIZER_FILES): return f"no optimizer state ({' / '.join(OPTIMIZER_FILES)})"
-    return None
+    return next((why for f in sorted(Path(d).iterdir()) if f.is_file() and (why := file_problem(f))), None)
 
 # %% ../nbs/core/02_checkpoints.ipynb #7034778e
 _CKPT = re.compile(rf"^{PREFIX_CHECKPOINT_DIR}-(\d+)$")
@@ -207,3 +233,45 @@ def run_config_of(ckpt:str, # local checkpoint directory or Hub id
     except OSError: return None
     return OmegaConf.load(f) if f else None
 
+
+# %% ../nbs/core/02_checkpoints.ipynb #5fb63e47
+RESUME_MAY_CHANGE = ("max_steps", "save_steps", "save_total_limit", "logging_steps", "eval_steps", "output_dir",
+                     "overwrite_output_dir", "resume_from_checkpoint", "dry_run", "dataloader_num_workers", "wandb.", "eval_extra.",
+                     "data.copy_task.eval_lengths", "data.copy_task.end_only_lengths", "data.copy_task.eval_samples",
+                     "data.copy_task.eval_seed", "data.val_sets", "data.val_batch_size", "data.val_max_samples",
+                     "data.eval_metric")   # what a resumed run may set anew (a key ending in '.': its whole group)
+
+RESUME_HISTORY = "lengen_resumes.json"   # in a run folder: its resumes, the step each continued from and the settings it changed
+
+def flat_config(cfg) -> dict:
+    "A config (node or dict) as {dotted key: value}, lists kept whole."
+    d = OmegaConf.to_container(cfg, resolve=True) if OmegaConf.is_config(cfg) else cfg
+    return {f"{k}.{sub}" if isinstance(v, dict) else k: sv for k, v in d.items()
+            for sub, sv in (flat_config(v).items() if isinstance(v, dict) else [(None, v)])}
+
+def resume_changes(saved, # the config the checkpoint was trained with
+                   cfg, # the config the run resumes with
+                  ) -> dict:
+    "{dotted key: (saved value, new value)} of every field that differs (a field the saved config predates is left out)."
+    old, new = flat_config(saved), flat_config(cfg)
+    return {k: (old[k], v) for k, v in new.items() if k in old and old[k] != v}
+
+def may_change_on_resume(key:str) -> bool:
+    "Whether `key` is one of `RESUME_MAY_CHANGE` (or inside a group of it)."
+    return any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUME_MAY_CHANGE)
+
+def check_resume_config(ckpt, # the checkpoint the run resumes from
+                        cfg, # the config it resumes with
+                       ) -> dict:
+    "The changes of `cfg` from the config `ckpt` was trained with (`resume_changes`); a `ConfigError` naming each one that `RESUME_MAY_CHANGE` leaves out."
+    ckpt = Path(ckpt)
+    saved = next((OmegaConf.load(f) for f in (ckpt/"lengen_config.yaml", ckpt.parent/"lengen_config.yaml") if f.is_file()), None)
+    changes = resume_changes(saved, cfg) if saved is not None else {}
+    if refused := {k: v for k, v in changes.items() if not may_change_on_resume(k)}:
+        said = "; ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in refused.items())
+        raise ConfigError.fault(f"invalid configuration: the run resumed from {ckpt} was trained with "
+                                f"other settings than these: {said}. A resumed run may change only how long it trains, when it "
+                                f"logs, saves and evaluates, what its evaluations measure and where its outputs go "
+                                f"({', '.join(k.rstrip('.') + ('.*' if k.endswith('.') else '') for k in RESUME_MAY_CHANGE)}). "
+                                "Resume with the run's own values (its lengen_config.yaml), or train these settings in another output_dir.")
+    return changes

@@ -4,7 +4,7 @@
 
 # %% ../nbs/core/00_config.ipynb #be5a55a7
 from __future__ import annotations
-import dataclasses, hashlib, importlib, re
+import dataclasses, hashlib, importlib, math, re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -17,19 +17,22 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf import MISSING, DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import InterpolationToMissingValueError, OmegaConfBaseException
+import yaml
 
 # %% auto #0
 __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS',
-           'WINDOW_KERNEL_CHOICES', 'COUNT_FIELDS', 'OPTIONAL_COUNT_FIELDS', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES',
-           'INITIAL_STATE_MODES', 'NOISE_KINDS', 'CONF_DIR', 'GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE',
-           'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES', 'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig',
-           'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig',
-           'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig',
-           'EvalExtraConfig', 'FSDPConfig', 'InitialStateConfig', 'StackConfig', 'TrainingConfig', 'StrengthConfig',
-           'ComposedConfig', 'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters',
-           'validate_config', 'check_fsdp', 'check_initial_state', 'register_schema', 'group_options',
-           'list_experiments', 'compose_config', 'in_ipython', 'resolve_aliases', 'finish_config', 'sweep_jobs',
-           'job_dirname', 'launcher_defaults', 'show_config', 'run_multirun']
+           'WINDOW_KERNEL_CHOICES', 'COUNT_FIELDS', 'OPTIONAL_COUNT_FIELDS', 'POSITIVE_FIELDS', 'NON_NEGATIVE_FIELDS',
+           'BETA_FIELDS', 'SEED_FIELDS', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES', 'INITIAL_STATE_MODES', 'NOISE_KINDS',
+           'CONF_DIR', 'GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE', 'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES',
+           'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig',
+           'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
+           'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig',
+           'InitialStateConfig', 'StackConfig', 'TrainingConfig', 'StrengthConfig', 'ComposedConfig',
+           'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'check_count',
+           'check_number', 'validate_config', 'check_fsdp', 'check_initial_state', 'register_schema', 'group_options',
+           'list_experiments', 'experiment_pair', 'compose_config', 'in_ipython', 'resolve_aliases',
+           'check_experiment_pair', 'finish_config', 'sweep_jobs', 'job_dirname', 'launcher_defaults', 'show_config',
+           'run_multirun']
 
 # %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
@@ -363,11 +366,20 @@ WINDOW_KERNEL_CHOICES = ("auto", "cudnn", "fa2")
 
 COUNT_FIELDS = ("max_steps", "save_steps", "logging_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
                 "data.block_size", "data.val_batch_size", "data.val_max_samples", "data.copy_task.num_train", "data.pack_multiple",
-                "data.copy_task.eval_samples", "eval_extra.max_length", "eval_extra.batch_size", "arch.hidden_size",
+                "data.copy_task.eval_samples", "data.shuffle_buffer_size", "eval_extra.batch_size", "arch.hidden_size",
                 "arch.expand", "arch.num_heads", "arch.head_dim", "arch.state_size", "arch.n_groups", "arch.conv_kernel",
                 "arch.chunk_size", "arch.num_hidden_layers")   # counts that must be >= 1
 
 OPTIONAL_COUNT_FIELDS = ("eval_steps", "save_total_limit")   # None, or >= 1
+
+POSITIVE_FIELDS = ("optim.lr", "optim.adam_epsilon", "attention_scaling.coef_bound", "attention_scaling.pow_bound",
+                   "attention_scaling.weight_scale_alpha")   # finite numbers > 0
+
+NON_NEGATIVE_FIELDS = ("optim.weight_decay", "optim.max_grad_norm")   # finite numbers >= 0 (max_grad_norm 0: no clipping)
+
+BETA_FIELDS = ("optim.adam_beta1", "optim.adam_beta2")   # numbers in [0, 1)
+
+SEED_FIELDS = ("seed", "data.shuffle_seed", "data.copy_task.eval_seed")   # whole numbers in [0, 2**32): what numpy's seeding takes
 
 SYNTHETIC_TASKS = ("", "copy")
 
@@ -405,8 +417,23 @@ def _check_rate(key, value):
     if not 0 <= value < 1: raise ConfigError(key, value, "a number in [0, 1)")
 
 # %% ../nbs/core/00_config.ipynb #dbf5413f
-def _check_count(key, value, also=""):
-    if not isinstance(value, int) or value < 1: raise ConfigError(key, value, f"{also}a whole number >= 1")
+def check_count(key:str, value, least:int=1, # the smallest count accepted
+                also:str="", # other values the message names first, e.g. "null or "
+               ) -> int:
+    "`value` when it is a whole number >= `least`; otherwise a `ConfigError` naming `key`."
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ConfigError(key, value, f"{also}a whole number >= {least}")
+    return value
+
+def check_number(key:str, value, low:float=0.0, # the bound below
+                 low_open:bool=True, # True: value > low; False: value >= low
+                 high:float|None=None, # an open bound above (None: none)
+                ) -> float:
+    "`value` when it is a finite number past `low` (and below `high`); otherwise a `ConfigError` naming `key` and the range."
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not (number and (value > low if low_open else value >= low) and (high is None or value < high)):
+        raise ConfigError(key, value, f"a finite number {'>' if low_open else '>='} {low:g}" + (f" and < {high:g}" if high is not None else ""))
+    return value
 
 # %% ../nbs/core/00_config.ipynb #2fb5a65f
 def _check_kernels(k):
@@ -446,17 +473,26 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
                    ) -> DictConfig:
     "Check what types cannot express; raise `ConfigError` naming the field. Returns `cfg`."
     d = cfg.dropout
-    for key in COUNT_FIELDS: _check_count(key, OmegaConf.select(cfg, key))
+    for key in COUNT_FIELDS: check_count(key, OmegaConf.select(cfg, key))
     for key in OPTIONAL_COUNT_FIELDS:
-        if OmegaConf.select(cfg, key) is not None: _check_count(key, OmegaConf.select(cfg, key), "null or ")
+        if OmegaConf.select(cfg, key) is not None: check_count(key, OmegaConf.select(cfg, key), also="null or ")
     for key in ("schedule.warmup_steps", "dataloader_num_workers"):
         if (OmegaConf.select(cfg, key) or 0) < 0: raise ConfigError(key, OmegaConf.select(cfg, key), "0 or more")
+    check_count("eval_extra.max_length", cfg.eval_extra.max_length, 2)   # a position scored needs one before it
+    for key in POSITIVE_FIELDS: check_number(key, OmegaConf.select(cfg, key))
+    for key in NON_NEGATIVE_FIELDS: check_number(key, OmegaConf.select(cfg, key), 0, low_open=False)
+    for key in BETA_FIELDS: check_number(key, OmegaConf.select(cfg, key), 0, low_open=False, high=1)
+    for key in SEED_FIELDS:
+        if not isinstance(v := OmegaConf.select(cfg, key), int) or isinstance(v, bool) or not 0 <= v < 2**32:
+            raise ConfigError(key, v, "a whole number from 0 to 4294967295 (2**32 - 1: what numpy's seeding takes)")
+    if cfg.swa.rope_theta is not None: check_number("swa.rope_theta", cfg.swa.rope_theta)
     if not cfg.data.copy_task.eval_lengths or min(cfg.data.copy_task.eval_lengths) < 1:
         raise ConfigError("data.copy_task.eval_lengths", list(cfg.data.copy_task.eval_lengths), "a list of positive string lengths, e.g. [10,50,100]")
     if set(cfg.data.copy_task.eval_lengths) <= set(cfg.data.copy_task.end_only_lengths):
         raise ConfigError("data.copy_task.end_only_lengths", list(cfg.data.copy_task.end_only_lengths),
                           f"some of eval_lengths ({list(cfg.data.copy_task.eval_lengths)}) left out, to evaluate during training; [] for none",
                           "These lengths are evaluated once, at the end; the others every eval_steps.")
+    if not str(cfg.output_dir).strip(): raise ConfigError("output_dir", cfg.output_dir, "a folder path (new, empty, or a run to resume)")
     if Path(cfg.output_dir).is_file():
         raise ConfigError("output_dir", cfg.output_dir, "a folder (new, empty, or a run to resume), not an existing file")
     for grp in ("dropout", "residual_dropout", "attention_dropout"):
@@ -474,6 +510,9 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     check_window_kernel(cfg.window_kernel, cfg.attention_dropout.rate)
     _check_schedule(cfg.schedule.schedule_type)
     _check_data_source(cfg.data)
+    for path in cfg.data.val_sets:
+        if not Path(path).is_dir(): raise ConfigError("data.val_sets", path, "datasets.save_to_disk folders with prompt and answer columns",
+                                                      hint="No such folder." if not Path(path).exists() else "It is a file.")
     if cfg.data.pack_examples and not cfg.data.padded_examples:
         raise ConfigError("data.pack_examples", True, "false, or true together with data.padded_examples=true",
                           hint="Packing lays out a batch of separate examples (the copy task); packed text rows are already full.")
@@ -481,6 +520,7 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     check_initial_state(cfg)
     ct = cfg.data.copy_task
     if not 1 <= ct.alphabet_size <= 26: raise ConfigError("data.copy_task.alphabet_size", ct.alphabet_size, "1..26")
+    check_count("data.copy_task.max_len", ct.max_len)
     if not 1 <= ct.min_len <= ct.max_len:
         raise ConfigError("data.copy_task.min_len", ct.min_len, f"1 <= min_len <= max_len (max_len is {ct.max_len})")
     if cfg.swa.window < 1: raise ConfigError("swa.window", cfg.swa.window, "a positive number of tokens")
@@ -567,6 +607,13 @@ def group_options(group:str, # one of GROUPS
 def list_experiments() -> list[str]:
     "Names accepted by `+experiment=`."
     return group_options("experiment")
+
+def experiment_pair(name:str, # a shipped experiment
+                   ) -> dict:
+    "The family and regularizer the experiment `name` picks (its defaults list's `override /GROUP: NAME`; a regularizer of None: none)."
+    path = CONF_DIR/"experiment"/f"{name}.yaml"
+    defaults = (yaml.safe_load(path.read_text()) or {}).get("defaults", []) if path.is_file() else []
+    return {k.removeprefix("override /"): v for d in defaults if isinstance(d, dict) for k, v in d.items() if k.startswith("override /")}
 
 # %% ../nbs/core/00_config.ipynb #f8ce9557
 def _schema_node(key:str):
@@ -655,6 +702,17 @@ def resolve_aliases(cfg:DictConfig) -> DictConfig:
     return cfg
 
 # %% ../nbs/core/00_config.ipynb #55722ce4
+def check_experiment_pair(choices, # Hydra's `runtime.choices` (group -> option)
+                         ):
+    "Refuse a family or regularizer on the command line that is not the one the experiment picks (`+experiment=copy_demo family=...`)."
+    name = choices.get("experiment")
+    for group, picked in experiment_pair(name).items() if name else ():
+        if choices.get(group) != picked:
+            raise ConfigError(group, choices.get(group), f"{picked or 'none'} (what +experiment={name} trains), or no {group}= "
+                              "beside it", hint=f"An experiment is one family and one regularizer. To train another pair, write "
+                              "family=NAME regularizer=NAME without +experiment; to change one setting of the experiment, "
+                              "override that field (e.g. dropout.rate=0.1).")
+
 def finish_config(composed:DictConfig, # what Hydra composed: a `ComposedConfig`, without its `hydra` node
                   choices, # Hydra's `runtime.choices` (group -> option): the family and regularizer picked
                  ) -> DictConfig:
@@ -665,6 +723,7 @@ def finish_config(composed:DictConfig, # what Hydra composed: a `ComposedConfig`
                           hint=f"regularizer={choices.get('regularizer')} takes `{e.full_key}` from the family's strength; "
                           f"without a family, give it: {e.full_key}=VALUE.") from None
     values.pop("strength")
+    check_experiment_pair(choices)
     cfg = OmegaConf.merge(OmegaConf.structured(TrainingConfig), values)
     OmegaConf.set_struct(cfg, True)   # as Hydra hands it: an unknown key is an error
     if choices.get("family") and choices.get("regularizer"):

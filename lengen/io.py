@@ -5,7 +5,7 @@
 # %% ../nbs/core/01_io.ipynb #3e5dce1d
 from __future__ import annotations
 
-import contextlib, errno, fcntl, importlib.metadata, io, json, os, platform, shutil, socket, subprocess, sys, tempfile, time, warnings
+import argparse, contextlib, errno, fcntl, importlib.metadata, io, json, os, platform, shutil, socket, subprocess, sys, tempfile, time, warnings
 from pathlib import Path
 
 import torch
@@ -19,10 +19,10 @@ from .config import CONF_DIR, ConfigError
 # %% auto #0
 __all__ = ['WRITE_FAULTS', 'NO_SPACE_WORDS', 'CUT_SHORT_WORDS', 'PLOTLY_JS', 'LOG_INTERVAL', 'LOCK_FILE', 'SOURCE_COMMIT_VAR',
            'PROVENANCE_PACKAGES', 'file_mode', 'write_fault', 'size_text', 'tensor_bytes', 'free_space', 'disk_faults',
-           'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'run_cli', 'parse_lengths',
-           'progress_bar', 'check_writable', 'folder_lock', 'refuse_overwrite', 'output_dir_for', 'call_cli',
-           'folder_state', 'repo_root', 'repo_relative', 'source_commit', 'package_versions', 'device_name',
-           'provenance']
+           'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'tidy_folders', 'run_cli',
+           'parse_lengths', 'whole_number', 'progress_bar', 'check_writable', 'check_output_file', 'folder_lock',
+           'refuse_overwrite', 'output_dir_for', 'call_cli', 'folder_state', 'repo_root', 'repo_relative',
+           'source_commit', 'package_versions', 'device_name', 'provenance']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -121,8 +121,8 @@ def json_text(obj, indent:int=2, # spaces per nesting level
     return json.dumps(obj)
 
 def write_json(obj, path) -> Path:
-    "`obj` as `json_text` at `path`, atomically."
-    return atomic_write(path, json_text(obj))
+    "`obj` as `json_text` at `path`, atomically, ending in a newline (as a text file does: `cat` leaves the prompt on a line of its own)."
+    return atomic_write(path, json_text(obj) + "\n")
 
 # %% ../nbs/core/01_io.ipynb #e3c66750
 PLOTLY_JS = "plotly.min.js"
@@ -136,11 +136,24 @@ def write_figure(fig, path, # a plotly figure and its .html destination
     if not js.exists(): atomic_write(js, get_plotlyjs())
     return atomic_write(path, fig.to_html(include_plotlyjs=os.path.relpath(js, path.parent), full_html=True))
 
+# %% ../nbs/core/01_io.ipynb #4e4eae4e
+_NEW_FOLDERS: list[list[Path]] = []   # per open `tidy_folders` block, the folders `check_writable` created in it
+
+@contextlib.contextmanager
+def tidy_folders():
+    "Within: the folders `check_writable` creates are removed at the end where they are still empty (a refused or failed command leaves none)."
+    _NEW_FOLDERS.append([])
+    try: yield
+    finally:
+        for d in sorted(_NEW_FOLDERS.pop(), key=lambda d: len(d.absolute().parts), reverse=True):
+            with contextlib.suppress(OSError): d.rmdir()   # (not empty: it holds what the command wrote)
+
 # %% ../nbs/core/01_io.ipynb #34e25cc9
 def run_cli(prog:str, # the command's name, prefixed to the message
             fn, *args, **kwargs) -> int:
-    "Call `fn(*args, **kwargs)`; an error that carries an `exit_status` (`ConfigError`: 2) becomes `prog: message` on stderr and that status."
-    try: fn(*args, **kwargs)
+    "Call `fn(*args, **kwargs)`; an error that carries an `exit_status` (`ConfigError`: 2) becomes `prog: message` on stderr and that status; the folders it created and left empty are removed (`tidy_folders`)."
+    try:
+        with tidy_folders(): fn(*args, **kwargs)
     except Exception as e:
         if getattr(e, "exit_status", None) is None: raise   # a bug: its traceback
         print(f"{prog}: {e}", file=sys.stderr)
@@ -155,6 +168,17 @@ def parse_lengths(spec:str, # comma-separated lengths, e.g. "10,25,50"
     except ValueError: out = []
     if not out or min(out) < 1: raise ConfigError("--lengths", spec, "comma-separated positive integers, e.g. 10,25,50,100")
     return out
+
+def whole_number(least:int=1, # the smallest value accepted
+                ):
+    "An argparse `type`: a whole number >= `least`; argparse refuses anything else, naming the option."
+    def parse(text:str) -> int:
+        try: n = int(text)
+        except ValueError: n = None
+        if n is None or n < least: raise argparse.ArgumentTypeError(f"{text!r}: a whole number >= {least}")
+        return n
+    parse.__name__ = f"whole number >= {least}"
+    return parse
 
 # %% ../nbs/core/01_io.ipynb #75c6e824
 LOG_INTERVAL = 60   # seconds between the lines of a progress bar in a log file
@@ -180,10 +204,21 @@ def check_writable(folder, # where a command will write (created when missing)
                   ) -> Path:
     "Create `folder` if needed and make sure this process can write there (before anything is loaded); `ConfigError` otherwise."
     p = Path(folder)
+    if _NEW_FOLDERS: _NEW_FOLDERS[-1] += [d for d in (p, *p.parents) if not d.exists()]
     try:
         p.mkdir(parents=True, exist_ok=True)
         probe = p/f".lengen_write_test_{os.getpid()}"; probe.write_text(""); probe.unlink()
     except OSError as e: raise ConfigError(field, str(folder), "a folder this user can create and write", hint=str(e)) from None
+    return p
+
+# %% ../nbs/core/01_io.ipynb #189aa297
+def check_output_file(path, # the file a command will write
+                      field:str, # the option that named it, for the error
+                     ) -> Path:
+    "`path` when a file can be written there (not a folder; its folder writable, created when missing); `ConfigError` otherwise, before any work."
+    p = Path(path)
+    if p.is_dir(): raise ConfigError(field, str(path), "a file to write (a path that is not a folder)", hint="It is a folder.")
+    check_writable(p.parent, field)
     return p
 
 # %% ../nbs/core/01_io.ipynb #87c9cfc0
@@ -195,17 +230,25 @@ def folder_lock(folder, # the folder a command writes to (created when missing)
                ):
     "Hold an exclusive lock on `folder` for the block; `ConfigError` naming the holder when another process (or block) holds it."
     p = check_writable(folder, field)
-    fd = os.open(p/LOCK_FILE, os.O_RDWR | os.O_CREAT, file_mode())
-    try:
+    while True:
+        fd = os.open(p/LOCK_FILE, os.O_RDWR | os.O_CREAT, file_mode())
         try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 300, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
             raise ConfigError(field, str(folder), "a folder no other lengen process is writing to",
                               hint=f"{holder} holds {p/LOCK_FILE}: wait for it to end, or choose another {field}.") from None
+        try: locked_the_file = os.fstat(fd).st_ino == os.stat(p/LOCK_FILE).st_ino
+        except FileNotFoundError: locked_the_file = False
+        if locked_the_file: break
+        os.close(fd)   # its holder removed it as we opened it: lock the one there now
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} (since {time.strftime('%Y-%m-%d %H:%M:%S')})".encode(), 0)
         yield p
-    finally: os.close(fd)
+    finally:
+        with contextlib.suppress(FileNotFoundError): os.unlink(p/LOCK_FILE)   # still held: no one else has it yet
+        os.close(fd)
 
 # %% ../nbs/core/01_io.ipynb #560c32e6
 def refuse_overwrite(paths:list, # the files a command is about to write

@@ -19,9 +19,16 @@ __all__ = ['EVAL_DTYPES', 'eval_device', 'checked_tokenizer', 'load_for_eval', '
 # %% ../../nbs/eval/00_common.ipynb #6678254e
 EVAL_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32, "auto": "auto"}
 
-def eval_device(device:str|None=None) -> torch.device:
-    "`device`, or the first GPU when there is one, else the CPU."
-    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+def eval_device(device:str|None=None, # e.g. cpu, cuda, cuda:1 (None: the first GPU when there is one, else the CPU)
+               ) -> torch.device:
+    "`device` when this machine has it, or the default; a device it does not have is one paragraph (`ConfigError`), before anything is loaded."
+    if not device: return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    valid = "cpu" + (f", cuda or cuda:N with N from 0 to {n - 1}" if n else " (this machine has no CUDA GPU)")
+    try: d = torch.device(device)
+    except (RuntimeError, ValueError): raise ConfigError("--device", device, valid) from None
+    if d.type == "cpu" or (d.type == "cuda" and (d.index or 0) < n): return d
+    raise ConfigError("--device", device, valid)
 
 def checked_tokenizer(ckpt:str, # a resolved checkpoint (`resolve_checkpoint`)
                       revision:str|None=None, # Hub revision

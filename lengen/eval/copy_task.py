@@ -12,20 +12,20 @@ import plotly.graph_objects as go
 import torch
 from transformers import AutoConfig
 
-from ..config import ConfigError, EVAL_METRICS
+from ..config import ConfigError, EVAL_METRICS, check_count
 from ..data import copy_example, copy_example_length, copy_string
 from ..ops.decode import decodable, greedy_decode
 from ..io import check_writable, output_dir_for, parse_lengths, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint, run_config_of
 from .common import copy_train_range
 from .common import eval_device, load_for_eval
-from ..models.family import family_of, position_limit
+from ..models.family import family_of, fused_kernels, position_limit
 
 # %% auto #0
-__all__ = ['answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples', 'evaluate_copy',
-           'plot_length_curve', 'save_length_eval', 'format_length_table', 'markdown_length_table',
-           'copy_alphabet_size', 'free_memory', 'copy_forward_bytes', 'check_copy_memory', 'evaluate_copy_checkpoint',
-           'main']
+__all__ = ['CGROUP_MEMORY', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples',
+           'evaluate_copy', 'plot_length_curve', 'save_length_eval', 'format_length_table', 'markdown_length_table',
+           'copy_alphabet_size', 'cgroup_free', 'free_memory', 'copy_forward_bytes', 'check_copy_memory',
+           'evaluate_copy_checkpoint', 'main']
 
 # %% ../../nbs/eval/01_copy_task.ipynb #6eecd390
 def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded after EOS
@@ -160,33 +160,55 @@ def copy_alphabet_size(tokenizer) -> int:
     return n
 
 # %% ../../nbs/eval/01_copy_task.ipynb #84136788
+CGROUP_MEMORY = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),   # cgroup v2: this process's limit, and what it uses
+                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"))   # cgroup v1
+
+def cgroup_free(files=CGROUP_MEMORY) -> int|None:
+    "Bytes the memory limit of this process's control group (a container, a batch job) still leaves, or None without a limit."
+    for limit, used in files:
+        try: lim, cur = Path(limit).read_text().strip(), int(Path(used).read_text())
+        except (OSError, ValueError): continue
+        if lim.isdigit() and int(lim) < 2**60: return max(0, int(lim) - cur)   # ("max", or v1's 2**63-ish: no limit)
+    return None
+
 def free_memory(device:torch.device) -> int:
-    "Bytes free for tensors on `device`: the GPU's free memory, or the machine's available RAM."
+    "Bytes free for tensors on `device`: the GPU's free memory, or the RAM the machine has available (less, where a control group limits this process)."
     if device.type == "cuda": return torch.cuda.mem_get_info(device)[0]
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    ram = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return min(ram, cgroup_free() or ram)
 
 # %% ../../nbs/eval/01_copy_task.ipynb #a0f99f65
 def copy_forward_bytes(config, # the checkpoint's model config
-                       tokens:int, batch:int) -> int:
-    "Estimated peak bytes of the teacher-forced float32 forward over `batch` examples of `tokens` tokens: a layer's projections and the logits."
+                       tokens:int, batch:int,
+                       reference_scan:bool=False, # a recurrent model's scan in transformers' PyTorch reference (no fused kernels: a CPU)
+                      ) -> int:
+    "Estimated peak bytes of the teacher-forced float32 forward over `batch` examples of `tokens` tokens: a layer's projections, the logits, a Mamba2's chunked scan."
     width = getattr(config, "intermediate_size", None) or 2 * config.hidden_size
-    per_token = 2 * width + 4 * config.hidden_size + config.vocab_size
-    if family_of(config).recurrent: per_token += 3 * config.num_heads * config.chunk_size   # the chunked scan's per-chunk matrices
-    return 4 * batch * tokens * per_token
+    per_token, pairs = 2 * width + 4 * config.hidden_size + config.vocab_size, 0
+    if family_of(config).recurrent:
+        h, l = config.num_heads, config.chunk_size
+        per_token += 3 * h * l   # the chunked scan's per-chunk matrices
+        if reference_scan:   # its float32 intermediates per chunk, and a decay matrix over every pair of chunks (two copies live)
+            p, n = config.head_dim, config.state_size
+            per_token += 6 * h * p + 8 * h * n + 8 * h * l + 3 * h * p * n // l
+            pairs = 2 * h * (-(-tokens // l) + 1) ** 2
+    return 4 * batch * (tokens * per_token + pairs)
 
 # %% ../../nbs/eval/01_copy_task.ipynb #e85412fe
 def check_copy_memory(ckpt:str, longest:int, # the longest string length asked for
                       batch:int, device:torch.device):
     "Refuse, before loading, lengths whose teacher-forced pass cannot fit in `device`'s free memory; name the longest that fits."
     config, free = AutoConfig.from_pretrained(ckpt), free_memory(device)
-    if copy_forward_bytes(config, copy_example_length(longest), batch) <= 0.8 * free: return
+    reference = family_of(config).recurrent and not (device.type == "cuda" and fused_kernels(config))   # transformers' PyTorch scan
+    need = lambda n: copy_forward_bytes(config, copy_example_length(n), batch, reference)
+    if need(longest) <= 0.8 * free: return
     fits, too_long = 0, longest   # memory grows with the length: bisect for the longest that fits (0: none does)
     while too_long - fits > 1:
         mid = (fits + too_long) // 2
-        fits, too_long = (mid, too_long) if copy_forward_bytes(config, copy_example_length(mid), batch) <= 0.8 * free else (fits, mid)
+        fits, too_long = (mid, too_long) if need(mid) <= 0.8 * free else (fits, mid)
     raise ConfigError("--lengths", longest, f"at most {fits} letters with --batch-size {batch} on this {device.type}",
-                      hint=f"A batch of {batch} strings of {longest} letters needs about "
-                      f"{copy_forward_bytes(config, copy_example_length(longest), batch) / 2**30:.0f} GiB for its teacher-forced pass; "
+                      hint=f"A batch of {batch} strings of {longest} letters needs about {need(longest) / 2**30:.0f} GiB for its "
+                      f"teacher-forced pass{' (the PyTorch reference scan: no fused kernels here)' if reference else ''}; "
                       f"{free / 2**30:.0f} GiB are free. Lower --batch-size or the lengths.")
 
 # %% ../../nbs/eval/01_copy_task.ipynb #b805a142
@@ -199,7 +221,8 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
                              overwrite:bool=False, # replace a copy_eval.json / .html the output folder holds (a training's own evaluation)
                             ) -> dict:
     "The copy-task sweep of a saved checkpoint; writes `copy_eval.json` and `copy_eval.html`, returns them with the rows."
-    if samples < 1 or batch_size < 1: raise ConfigError("--samples/--batch-size", (samples, batch_size), "positive integers")
+    check_count("--samples", samples); check_count("--batch-size", batch_size)
+    if seed is not None: check_count("--seed", seed, 0)
     ckpt = resolve_checkpoint(ckpt)
     rc = run_config_of(ckpt)
     train_range = copy_train_range(rc)
@@ -236,7 +259,7 @@ def main(argv:list[str]|None=None) -> int:
     p.add_argument("--overwrite", action="store_true", help="replace the copy_eval.json / .html the output folder holds")
     a = p.parse_args(argv)
     def run():
-        r = evaluate_copy_checkpoint(a.checkpoint, parse_lengths(a.lengths) if a.lengths else None, a.samples, a.batch_size,
+        r = evaluate_copy_checkpoint(a.checkpoint, parse_lengths(a.lengths) if a.lengths is not None else None, a.samples, a.batch_size,
                                      a.output_dir, a.seed, a.dtype, a.device, overwrite=a.overwrite)
         print(format_length_table(r["rows"], r["train_range"])); print(f"wrote {r['json']} and {r['html']}")
     return run_cli("lengen_eval_copy", run)

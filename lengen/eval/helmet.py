@@ -15,8 +15,8 @@ from transformers import AutoConfig, AutoTokenizer
 from packaging.version import parse as parse_version
 from huggingface_hub import snapshot_download
 
-from ..config import ConfigError
-from ..io import atomic_write, check_writable, disk_faults, output_dir_for, run_cli
+from ..config import ConfigError, check_count, check_number
+from ..io import atomic_write, check_output_file, check_writable, disk_faults, output_dir_for, run_cli
 from .common import checked_tokenizer, eval_device
 from ..checkpoints import resolve_checkpoint
 from ..models.build import default_attention, load_model
@@ -379,6 +379,9 @@ def icl_config_main(argv:list[str]|None=None) -> int:
     p.add_argument("--seed", type=int, default=42, help="HELMET's --seed (default 42)")
     a = p.parse_args(argv)
     def fit():
+        for field, value, least in (("--input-length", a.input_length, 1), ("--samples", a.samples, 1), ("--seed", a.seed, 0)):
+            check_count(field, value, least)   # before HELMET is imported: a number no fit can use
+        check_number("--surplus", a.surplus, 0, low_open=False); check_output_file(a.output, "--output")
         cfg, shortest = fit_icl_config(a.helmet_src, a.tokenizer, a.input_length, a.base, a.surplus, a.samples, a.seed)
         comment = (f"HELMET ICL at {a.input_length} tokens (lengen), demonstration counts fitted by "
                    f"lengen_helmet_icl_config for the tokenizer {a.tokenizer} (surplus {a.surplus}, {a.samples} test "

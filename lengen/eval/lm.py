@@ -8,9 +8,11 @@ import argparse, contextlib, functools, json, os, random, re, sys
 from pathlib import Path
 from unittest import mock
 
+import numpy as np
 import plotly.graph_objects as go
+import torch
 
-from ..config import ConfigError, in_ipython
+from ..config import ConfigError, check_count, check_number, in_ipython
 from ..io import atomic_write, check_writable, disk_faults, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint
 from .common import checked_tokenizer
@@ -23,7 +25,7 @@ __all__ = ['TASKS_VALID', 'LM_EVAL_MAX_GEN_TOKS', 'ESSAY_TASKS', 'ESSAY_DATASET'
            'requested_tasks', 'generation_length', 'seq_lengths', 'check_ruler_max_length', 'read_haystack',
            'hub_offline', 'check_essay_tasks', 'check_model', 'niah_patched', 'essay_haystack', 'first_samples',
            'essay_long_enough', 'lengen_lm_eval', 'ruler_scores', 'collect_scores', 'summary_table', 'plot_scores',
-           'write_summary', 'own_parser', 'evaluate_lm', 'main']
+           'write_summary', 'own_parser', 'check_lm_numbers', 'tasks_built_first', 'evaluate_lm', 'main']
 
 # %% ../../nbs/eval/03_lm.ipynb #05b1b652
 def _option_of(argv:list[str], text:str) -> tuple[str, str]:
@@ -330,13 +332,49 @@ def own_parser() -> argparse.ArgumentParser:
                    help=f"{HAYSTACK_VALID}: the essay haystack of the niah_* tasks, instead of the Hub dataset {ESSAY_DATASET}")
     return p
 
+# %% ../../nbs/eval/03_lm.ipynb #5f9c7b5f
+def check_lm_numbers(cfg, # lm-eval's config of the run (`lm_eval_config`)
+                    ):
+    "Refuse lm-eval's numeric options that no evaluation can use: --limit, --batch_size, --max_batch_size, --num_fewshot, --seed, --gen_kwargs max_gen_toks."
+    if cfg.limit is not None: check_number("--limit", cfg.limit)
+    if cfg.num_fewshot is not None: check_count("--num_fewshot", cfg.num_fewshot, 0)
+    if cfg.max_batch_size is not None: check_count("--max_batch_size", cfg.max_batch_size)
+    if not re.fullmatch(r"auto(:[1-9]\d*)?|[1-9]\d*", str(cfg.batch_size)):
+        raise ConfigError("--batch_size", cfg.batch_size, "a whole number >= 1, auto, or auto:N (N >= 1)")
+    if any(s is not None and not 0 <= s < 2**32 for s in cfg.seed or []):
+        raise ConfigError("--seed", ",".join(map(str, cfg.seed)), "whole numbers from 0 to 4294967295 (lm-eval's four seeds: python, numpy, torch, few-shot)")
+    toks = (cfg.gen_kwargs or {}).get("max_gen_toks")
+    if toks is not None and not (isinstance(toks, (int, float)) and toks == int(toks) and toks >= 1):
+        raise ConfigError("--gen_kwargs max_gen_toks", toks, "a whole number of tokens >= 1")
+
 # %% ../../nbs/eval/03_lm.ipynb #cf82fe84
+@contextlib.contextmanager
+def tasks_built_first(cfg, # lm-eval's config of the run (`lm_eval_config`)
+                     ):
+    "Within: lm-eval's tasks built now, before the model is loaded (RULER generates its samples with the checkpoint's tokenizer), and lm-eval's own load of them handed these; a length at which a task fits no sample is one paragraph."
+    from lm_eval.tasks import TaskManager  # optional: the eval extra (lm-eval)
+    seeds = [*(cfg.seed or []), None, None, None][:3]   # lm-eval's --seed: python, numpy, torch (and few-shot)
+    for seed, set_seed in zip(seeds, (random.seed, np.random.seed, torch.manual_seed)):
+        if seed is not None: set_seed(seed)   # as lm-eval's simple_evaluate seeds before it builds the tasks: the same samples
+    try: loaded = cfg.process_tasks(cfg.metadata).load(cfg.tasks)
+    except ConfigError: raise
+    except ValueError as e:   # RULER: "Could not generate any sample ... at max_seq_length=N ... Raise `max_seq_lengths`"
+        if "max_seq_length" not in str(e): raise
+        raise ConfigError("--metadata max_seq_lengths", seq_lengths(cfg.metadata), "lengths at which each task fits a sample: its "
+                          "prompt template, its needles and the tokens it generates", hint=" ".join(str(e).split())[:400]) from None
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    def built(self, task_list):   # lm-eval's load, after it seeded: the tasks, and the generators as building them left them
+        random.setstate(states[0]); np.random.set_state(states[1]); torch.set_rng_state(states[2])
+        return loaded
+    with mock.patch.object(TaskManager, "load", built): yield
+
 def evaluate_lm(argv:list[str]) -> dict:
     "Check an lm-eval command line, run it with lengen's model loading and write the RULER summary; the summary's paths."
     own, rest = own_parser().parse_known_args(argv)
     cfg = lm_eval_config(rest)
     if not cfg.output_path or cfg.output_path.endswith(".json"):
         raise ConfigError("--output_path", cfg.output_path, "a folder: lm-eval's results and the summary go there")
+    check_lm_numbers(cfg)
     check_writable(cfg.output_path, "--output_path")   # before the model is loaded, not after the evaluation
     check_model(cfg)
     haystack = read_haystack(own.haystack_file) if own.haystack_file else None
@@ -346,8 +384,8 @@ def evaluate_lm(argv:list[str]) -> dict:
         check_essay_tasks(tasks, haystack)
         from lm_eval.__main__ import cli_evaluate  # optional: the eval extra (lm-eval)
         few = len(tasks) == 1 and cfg.limit is not None and cfg.limit >= 1   # below 1, --limit is a fraction of all
-        with first_samples(int(cfg.limit)) if few else contextlib.nullcontext(), mock.patch.object(sys, "argv", ["lm-eval", *rest]), \
-             disk_faults(cfg.output_path, "lm-eval's results"):   # a full disk as lm-eval writes: one paragraph
+        with first_samples(int(cfg.limit)) if few else contextlib.nullcontext(), tasks_built_first(cfg), \
+             mock.patch.object(sys, "argv", ["lm-eval", *rest]), disk_faults(cfg.output_path, "lm-eval's results"):   # a full disk as lm-eval writes: one paragraph
             cli_evaluate()
     paths = write_summary(cfg.output_path)
     if paths: print(paths["md"].read_text())

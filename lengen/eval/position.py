@@ -16,7 +16,7 @@ from transformers import AutoConfig, AutoTokenizer
 
 from ..config import ConfigError
 from .common import EVAL_DTYPES, load_for_eval, measured, train_length
-from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
+from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, whole_number, write_figure, write_json
 from ..checkpoints import _checkpoints, checkpoint_problem, checkpoint_step, resolve_checkpoint, run_config_of
 from ..models.compat import body_forward, mamba2_layer_states
 from ..models.family import decoder_blocks, family_of, position_limit, require
@@ -496,7 +496,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="bfloat16", choices=list(EVAL_DTYPES))
     p.add_argument("--output-dir", default=None, help="default: the checkpoint folder (local) or eval_results/<id>")
     p.add_argument("--output-name", default="per_position_ce", help="stem of the .json and .html outputs")
-    p.add_argument("--train-length", type=int, default=None, help="training length to mark (default: the run's block_size)")
+    p.add_argument("--train-length", type=whole_number(1), default=None, help="training length to mark (default: the run's block_size)")
     p.add_argument("--device", default=None, help="default: cuda when available, else cpu")
     p.add_argument("--state-norms", action="store_true", help="also each layer's SSM state norm along position (recurrent models)")
     p.add_argument("--window", type=int, default=None, help="also read each document in windows of this many tokens, every half "

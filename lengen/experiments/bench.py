@@ -13,10 +13,10 @@ from transformers import TrainerCallback, SmolLM3Config, Mamba2Config, AutoModel
 
 from omegaconf import OmegaConf
 
-from ..config import ConfigError, compose_config, group_options, in_ipython
+from ..config import ConfigError, check_count, check_number, compose_config, group_options, in_ipython
 from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_world
 from ..eval.common import eval_device
-from ..io import json_text, run_cli, write_json
+from ..io import check_output_file, json_text, run_cli, write_json
 from ..models.build import add_run_modules, attn_kwargs, run_config
 from ..train.trainer import _collator, cache_triton_autotuning, prepare_model, run_training
 from ..models.family import fused_kernels
@@ -24,7 +24,7 @@ from ..models.family import fused_kernels
 # %% auto #0
 __all__ = ['SHAPES', 'VARIANTS', 'VARIANT_ALIASES', 'MODEL_KEYS', 'BENCH_STRENGTH', 'variant_parts', 'variant_overrides',
            'bench_config', 'model_key', 'build_bench_model', 'model_flops_per_token', 'time_inputs', 'time_steps',
-           'run_bench', 'StepClock', 'training_batch', 'bench_training', 'main']
+           'run_bench', 'StepClock', 'training_batch', 'bench_training', 'main', 'check_bench_args']
 
 # %% ../../nbs/experiments/01_bench.ipynb #ce90efc4
 def _smollm3(**kw):
@@ -249,8 +249,17 @@ def main(argv=None) -> int:
     if not (a.shape or a.train_loop): p.error("give a model shape, or --train-loop EXPERIMENT")
     return run_cli("lengen_bench", _report, a)   # a refused setting (e.g. kernels without a GPU): status 2; a --train-loop run that diverged: 3, as lengen_train
 
+def check_bench_args(a):
+    "Refuse (`ConfigError`) a count or rate of the parsed arguments `a` that no benchmark can run with, and an `--out` that cannot be written."
+    check_count("--steps", a.steps, 2 if a.train_loop else 1)   # (the loop's steady rate leaves its first step out)
+    for field, value, least in (("--warmup", a.warmup, 0), ("--repeats", a.repeats, 1), ("--seq-len", a.seq_len, 2),
+                                ("--batch", a.batch, 1), ("--doc-len", a.doc_len, 1)): check_count(field, value, least)
+    check_number("--peak-tflops", a.peak_tflops)
+    if a.out: check_output_file(a.out, "--out")
+
 def _report(a):
     "Run the benchmark the parsed arguments `a` ask for; print the JSON report (and write it to `a.out`)."
+    check_bench_args(a)
     if a.train_loop: rep = bench_training(a.train_loop, a.set, a.steps, warmup=a.warmup)
     else: rep = run_bench(a.shape, a.variants.split(","), a.seq_len, a.batch, a.steps, a.warmup, a.repeats, a.peak_tflops,
                           doc_len=a.doc_len)

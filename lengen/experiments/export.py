@@ -16,14 +16,15 @@ from ..eval.common import EVAL_DTYPES
 from ..eval.copy_task import markdown_length_table
 from ..eval.position import markdown_window_table
 from ..io import check_writable, disk_faults, share_files, run_cli, tensor_bytes
-from ..checkpoints import latest_checkpoint, resolve_checkpoint, run_config_of
+from ..checkpoints import RESUME_HISTORY, latest_checkpoint, resolve_checkpoint, run_config_of
 from ..models.family import family_of
 from ..models.build import load_model
 
 # %% auto #0
 __all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'HUB_VALID', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results',
-           'metrics_table', 'usage_snippet', 'training_facts', 'reproduce_command', 'evaluation_sections', 'model_card',
-           'holds_training_state', 'check_release_folder', 'export_run', 'check_hub_access', 'push_release', 'main']
+           'metrics_table', 'record_model', 'measured_here', 'check_eval_records', 'usage_snippet', 'training_facts',
+           'reproduce_command', 'evaluation_sections', 'resume_lines', 'model_card', 'holds_training_state',
+           'check_release_folder', 'export_run', 'check_hub_access', 'push_release', 'main']
 
 # %% ../../nbs/experiments/02_export.ipynb #09863126
 SOURCE_VALID = "a run folder (lengen_train's output_dir after training) or one of its checkpoint-N folders"
@@ -62,18 +63,21 @@ def _read_json(p:Path):
     try: return json.loads(p.read_text())
     except (OSError, ValueError): return None
 
-def find_eval_results(run_dir) -> dict:
+def find_eval_results(run_dir, unreadable:list|None=None, # result files that do not read are appended here as (path, why)
+                     ) -> dict:
     "Evaluation result files under `run_dir` (not inside checkpoints), by kind: copy, position, lm_eval, helmet."
     found = {"copy": [], "position": [], "lm_eval": [], "helmet": []}
     for p in sorted(Path(run_dir).rglob("*.json*")):
         rel = p.relative_to(run_dir).parts
         if any(part.startswith(("checkpoint-", ".")) for part in rel) or len(rel) > 4: continue
-        if p.name.endswith(".json.score"):
-            if isinstance(r := _read_json(p), dict): found["helmet"].append((p, r))
+        if p.suffix != ".json" and not p.name.endswith(".json.score"): continue   # (lm-eval's samples_*.jsonl are no results)
+        try: r = json.loads(p.read_text())
+        except (OSError, ValueError) as e:
+            if unreadable is not None: unreadable.append((p, f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"))
             continue
-        r = _read_json(p) if p.suffix == ".json" else None
         if not isinstance(r, dict): continue
-        if "per_position_ce" in r: found["position"].append((p, r))
+        if p.name.endswith(".json.score"): found["helmet"].append((p, r))
+        elif "per_position_ce" in r: found["position"].append((p, r))
         elif isinstance(r.get("results"), list) and r["results"] and "exact_match_accuracy" in r["results"][0]: found["copy"].append((p, r))
         elif isinstance(r.get("results"), dict) and "versions" in r: found["lm_eval"].append((p, r))
     return found
@@ -88,6 +92,36 @@ def metrics_table(results:dict, # {name: {metric: value}}, e.g. lm-eval's `resul
     rows = [f"| {name} | {m} | {_fmt(v)} |" for name, ms in results.items() for m, v in ms.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool) and "stderr" not in m]
     return "\n".join([f"| {key} | metric | value |", "|---|---|---|", *rows])
+
+# %% ../../nbs/experiments/02_export.ipynb #4dbbc38a
+def record_model(p:Path, # a result file of `find_eval_results`
+                 r:dict) -> str|None:
+    "The model a result record names: lengen's `checkpoint`, lm-eval's `model_args` pretrained, or HELMET's `model_name_or_path` beside its scores."
+    if p.name.endswith(".json.score"): r = (_read_json(p.with_name(p.name.removesuffix(".score"))) or {}).get("args") or {}
+    if named := r.get("checkpoint") or r.get("model_name_or_path"): return str(named)
+    args = (r.get("config") or {}).get("model_args") if isinstance(r.get("config"), dict) else None
+    if isinstance(args, dict): return args.get("pretrained")
+    return m[1] if isinstance(args, str) and (m := re.search(r"(?:^|,)\s*pretrained=([^,]+)", args)) else None
+
+def measured_here(model:str, src:Path) -> bool:
+    "Whether `model` (a record's) is the folder `src`: the same folder, or, when it no longer exists, one of the same name."
+    p = Path(model)
+    return p.resolve() == src.resolve() if p.exists() else p.name == src.name
+
+def check_eval_records(src:Path):
+    "Refuse a folder holding a result file that does not read, or a record of another model (`record_model`), before anything is exported."
+    unreadable = []
+    found = find_eval_results(src, unreadable)
+    if unreadable:
+        p, why = unreadable[0]
+        raise ConfigError("RUN_OR_CHECKPOINT", str(src), "a run folder whose result files all read", hint=f"{p.relative_to(src)} "
+                          f"does not read ({why}): the model card would leave it out. Run its evaluation again, or move the "
+                          "file out of the folder.")
+    for p, r in (pr for files in found.values() for pr in files):
+        if (model := record_model(p, r)) and not measured_here(model, src):
+            raise ConfigError("RUN_OR_CHECKPOINT", str(src), "a run folder whose evaluation records measured its own model",
+                              hint=f"{p.relative_to(src)} measured {model}, not the model in {src}: the card would publish it "
+                              "as this one's. Move it out of the folder (an evaluation of another model belongs in a folder of its own).")
 
 # %% ../../nbs/experiments/02_export.ipynb #03b0e4c4
 def usage_snippet(config, repo:str) -> str:
@@ -145,6 +179,13 @@ _SETTINGS = ("dropout.rate", "dropout.mode", "dropout.apply_to", "dropout.layers
              "attention_dropout.rate", "optim.weight_decay", "optim.reference_wd_policy", "attention_scaling.enabled",
              "swa.enabled", "swa.window", "data.block_size", "optim.lr", "max_steps", "seed")
 
+def resume_lines(src:Path) -> list[str]:
+    "The card's lines on the run's resumes (its `RESUME_HISTORY`): the step each continued from and the settings it changed."
+    history = next((h for f in (src, src.parent) if isinstance(h := _read_json(f/RESUME_HISTORY), list)), [])
+    said = lambda h: "; ".join(f"`{k}` {old!r} -> {new!r}" for k, (old, new) in h.get("changed", {}).items()) or "no setting changed"
+    return [f"The run was resumed {len(history)} time{'s' * (len(history) > 1)}:", "",
+            *[f"- at step {h['step']} ({h['checkpoint']}): {said(h)}" for h in history], ""] if history else []
+
 def model_card(src:Path, # the exported run or checkpoint folder
                config, # the model config being released
                repo:str, # the name users load it by (Hub id, or the output folder)
@@ -170,6 +211,7 @@ def model_card(src:Path, # the exported run or checkpoint folder
                  "tokens_per_step", "train_tokens", "train_loss") if facts.get(k) is not None]
         body += ["## Training", "", "| setting | value |", "|---|---|", *rows, "",
                  "The whole configuration is `lengen_config.yaml` in this repository.", ""]
+        body += resume_lines(src)
         if cmd := reproduce_command(src): body += ["Reproduce the run:", "", f"```bash\n{cmd}\n```", ""]
     body += evaluation_sections(src)   # a checkpoint-N's own folder: the run's results describe the final model, not it
     return "\n".join(head + body)
@@ -200,6 +242,7 @@ def export_run(src, # a run folder or one of its checkpoint-N folders
     if dtype not in RELEASE_DTYPES: raise ConfigError("--dtype", dtype, " | ".join(RELEASE_DTYPES))
     src, out = export_source(src), Path(out)
     check_release_folder(src, out, overwrite)
+    check_eval_records(src)   # a broken result file, or another model's: refused, not left out or published as this one's
     if push_to_hub: check_hub_access(push_to_hub)   # offline, or no login: said before anything is written
     model = cast_for_release(load_model(str(src), dtype=torch.float32), EVAL_DTYPES[dtype])
     stage = out.parent/f".{out.name}.partial"

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/experiments/00_sweep.ipynb #56ac4afe
 from __future__ import annotations
-import argparse, json, os, re, shutil, subprocess, sys, tempfile, threading, time
+import argparse, collections, json, os, re, shutil, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
@@ -24,12 +24,14 @@ from hydra.core.plugins import Plugins
 from hydra.errors import HydraException
 from hydra.types import HydraContext, RunMode
 from omegaconf.errors import OmegaConfBaseException
+import yaml
 
-from ..config import CONF_DIR, JOB_NAME, ConfigError, compose_config, in_ipython, launcher_defaults, register_schema
-from ..train.trainer import run_finished, train_job
+from ..config import (CONF_DIR, JOB_NAME, ConfigError, check_count, check_number, compose_config, in_ipython, launcher_defaults,
+                           register_schema)
+from ..train.trainer import run_finished, runs_status, train_job
 from ..train.divergence import DIVERGED_EXIT, diverged_record
 from ..checkpoints import latest_checkpoint
-from ..io import device_name, repo_relative, repo_root, run_cli, write_json
+from ..io import check_output_file, check_writable, device_name, repo_relative, repo_root, run_cli, write_json
 from .results import fmt_stats, record_diverged, seed_stats
 
 # %% auto #0
@@ -256,7 +258,8 @@ def run_one(spec:RunSpec, results_root, work_root, # where results JSONs and run
     wall = time.time() - t0
     status = {"run": f"{spec.sweep}/{spec.run_id}", "seconds": round(wall, 1)}
     diverged = rc == DIVERGED_EXIT and diverged_record(out) is not None   # stopped by lengen_train: recorded, not tried again
-    if rc != 0 and not diverged: return {**status, "status": f"failed ({rc})", "log": str(out/"sweep.log"), "tail": _tail(out/"sweep.log")}
+    if rc != 0 and not diverged:   # lengen_train's exit status 2: the run was refused (its one paragraph is the log's last line)
+        return {**status, "status": f"{'refused' if rc == 2 else 'failed'} ({rc})", "log": str(out/"sweep.log"), "tail": _tail(out/"sweep.log")}
     path = write_result(collect_result(spec, out, wall, concurrent_runs, mps, devices), results_root)
     return {**status, "status": "diverged" if diverged else "done", "json": str(path)}
 
@@ -312,9 +315,9 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
               stack:int=0, # train up to this many seeds of a setting as one stacked model (`stack_units`); 0: one run a process
               log=print) -> list[dict]:
     "Train and evaluate every pending run, `max_parallel` processes at a time (a run or a stack each); returns one status per run (done runs: skipped)."
-    if max_parallel < 1: raise ConfigError("max_parallel", max_parallel, "a positive number of processes")
-    if not (min_left == "auto" or isinstance(min_left, (int, float))):
-        raise ConfigError("min_left", min_left, "a number of seconds or auto (the wall time of the run finished last)")
+    check_count("--max-parallel", max_parallel)
+    if time_limit is not None: check_number("--time-limit", time_limit)   # (0 or less: no run could start)
+    if min_left != "auto": check_number("--min-left", min_left, 0, low_open=False)
     todo = pending(specs, results_root)
     units = stack_units(todo, stack)
     statuses = [{"run": f"{s.sweep}/{s.run_id}", "status": "skipped (results exist)"} for s in specs if s not in todo]
@@ -555,6 +558,8 @@ def launch_sweep(specs:list[RunSpec], # the runs to launch (those with results a
     "Run `specs` as jobs of the Hydra launcher `launcher`, one job a run; each job's outcome (`train_job`'s), in order."
     jobs = [job_overrides(s, work_root) for s in specs]
     if not jobs: return []
+    if not any(o.lstrip("+").split("=", 1)[0] == "hydra.sweep.dir" for o in launcher_overrides):   # not Hydra's multirun/ in the working folder
+        launcher_overrides = [*launcher_overrides, f"hydra.sweep.dir={Path(work_root).resolve()/'hydra'/time.strftime('%Y-%m-%d_%H-%M-%S')}"]
     register_schema(); GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None, job_name=JOB_NAME):
@@ -573,20 +578,31 @@ def launch_sweep(specs:list[RunSpec], # the runs to launch (those with results a
 def collect_finished(specs:list[RunSpec], results_root, work_root,
                      launcher:str|None=None, # recorded with each record
                     ) -> list[Path]:
-    "Write the results JSON of every run of `specs` that finished in its folder under `work_root` and has none; the files written."
-    written = []
+    "Write the results JSON of every run of `specs` that finished in its folder under `work_root` and has none; the files written (a run whose files do not read: one paragraph after the others are written)."
+    written, unread = [], []
     for s in pending(specs, results_root):
         out = run_dir(s, work_root)
         if not run_finished(out): continue
-        seconds = json.loads((out/"train_summary.json").read_text())["train_seconds"]
-        written.append(write_result(collect_result(s, out, seconds, concurrent_runs=None, launcher=launcher), results_root))
+        try: rec = collect_result(s, out, json.loads((out/"train_summary.json").read_text())["train_seconds"], concurrent_runs=None, launcher=launcher)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError, OmegaConfBaseException) as e:
+            unread.append(f"{out} ({type(e).__name__}: {' '.join(str(e).split())[:120]})"); continue
+        written.append(write_result(rec, results_root))
+    if unread:
+        raise ConfigError.fault(f"could not read the files of {len(unread)} finished run{'s' * (len(unread) > 1)}: {'; '.join(unread)}. "
+                                f"No record was written for {'them' if len(unread) > 1 else 'it'}; the {len(written)} other "
+                                "finished runs' were. Repair or remove those files (train the run again) and collect again.")
     return written
 
 # %% ../../nbs/experiments/00_sweep.ipynb #76b8635b
-def _ints(key:str, text:str) -> list[int]:
-    "A comma-separated list of integers from the command line (`ConfigError` otherwise)."
-    try: return [int(x) for x in text.split(",")]
-    except ValueError: raise ConfigError(key, text, "comma-separated integers, e.g. 0,1,2") from None
+def _ints(key:str, text:str, least:int=1, # the smallest value accepted
+          below:int|None=None, # values must be smaller than this
+         ) -> list[int]:
+    "A comma-separated list of integers from `least` (below `below`) from the command line (`ConfigError` otherwise)."
+    try: out = [int(x) for x in text.split(",")]
+    except ValueError: out = []
+    if not out or min(out) < least or (below is not None and max(out) >= below):
+        raise ConfigError(key, text, f"comma-separated whole numbers >= {least}" + (f" and < {below}" if below else "") + ", e.g. 0,1,2")
+    return out
 
 def _seconds_or_auto(text:str) -> float|str:
     "`--min-left`: a number of seconds, or auto."
@@ -654,12 +670,14 @@ def main(argv:list[str]|None=None) -> int:
     if bool(a.sweeps) == bool(a.throughput): p.error("name one or more sweeps, or --throughput EXPERIMENT")
     def run():
         if a.throughput:
+            if a.out: check_output_file(a.out, "--out")   # before the measurement, not after it
             rep = sweep_throughput(a.throughput, _ints("--runs", a.runs), a.mps, a.steps, a.set)
             print(json.dumps(rep, indent=1))
             if a.out: write_json(rep, a.out)
             return
-        seeds = _ints("--seeds", a.seeds) if a.seeds else None
-        specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only else None)
+        seeds = _ints("--seeds", a.seeds, least=0, below=2**32) if a.seeds is not None else None   # (what lengen_train's seed takes; '' refused)
+        for root, field in ((a.results_root, "--results-root"), (a.work_root, "--work-root")): check_writable(root, field)   # before any run
+        specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only is not None else None)
         specs += replacements(specs, a.results_root)   # a diverged run's setting runs its next seed
         if a.collect:
             print("\n".join(f"wrote {repo_relative(p)}" for p in collect_finished(specs, a.results_root, a.work_root)) or "no finished run without a record")
@@ -676,9 +694,8 @@ def main(argv:list[str]|None=None) -> int:
         print(json.dumps([{k: v for k, v in s.items() if k != "tail"} for s in statuses], indent=1))
     statuses = []
     code = run_cli("lengen_sweep", run)
-    if code == 0 and any(s["status"].startswith(("failed", "refused")) for s in statuses):
-        print(f"lengen_sweep: {tally(statuses)}; each failed run's log is named above", file=sys.stderr)
-        return 1
+    if code == 0 and (code := runs_status(collections.Counter(s["status"].split(" (")[0] for s in statuses))):
+        print(f"lengen_sweep: {tally(statuses)}; the log of each run that failed, was refused or diverged is named above", file=sys.stderr)
     return code
 
 if __name__ == "__main__" and not in_ipython(): sys.exit(main())

@@ -74,7 +74,7 @@ def fake_checkpoint(d:Path, step:int, weights:bytes|None=b"", optimizer:bool=Tru
     if weights is not None:
         save_file({"w": torch.zeros(4)}, str(c/"model.safetensors"))
         if weights: (c/"model.safetensors").write_bytes((c/"model.safetensors").read_bytes()[:len(weights)])
-    if optimizer: (c/"optimizer.pt").write_bytes(b"x")
+    if optimizer: torch.save({"state": {}, "param_groups": []}, c/"optimizer.pt")   # a whole (empty) optimizer state
     return c
 
 # %% ../../nbs/models/06_fixtures.ipynb #2ac2b522

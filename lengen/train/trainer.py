@@ -4,7 +4,7 @@
 
 # %% ../../nbs/train/00_trainer.ipynb #ef5d5dfd
 from __future__ import annotations
-import collections, contextlib, importlib, importlib.util, json, logging, netrc, os, shlex, shutil, sys, time, traceback
+import collections, contextlib, importlib, importlib.util, json, logging, netrc, os, shlex, shutil, signal, sys, threading, time, traceback
 from urllib.parse import urlparse
 from pathlib import Path
 
@@ -20,9 +20,9 @@ from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_t
                          packed_text, packing_collator, padding_collator, rank_and_world)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from .divergence import DIVERGED_EXIT, Diverged, DivergenceGuard, diverged_record, finite_weights
-from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, write_json
-from ..checkpoints import (_checkpoints, checkpoint_problem, checkpoint_step, latest_checkpoint, resolve_checkpoint,
-                                resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
+from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, tidy_folders, write_json
+from ..checkpoints import (RESUME_HISTORY, _checkpoints, check_resume_config, checkpoint_problem, checkpoint_step, latest_checkpoint,
+                                resolve_checkpoint, resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
 from ..models.mamba2 import no_decay_names
 from ..eval.copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
 from ..config import EVAL_METRICS
@@ -37,12 +37,14 @@ from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval
 
 # %% auto #0
 __all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in', 'check_wandb',
-           'training_arguments', 'previous_run', 'check_output_dir', 'saving', 'decay_parameter_names', 'LengenTrainer',
-           'curve_lengths', 'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'cache_triton_autotuning',
+           'training_arguments', 'previous_run', 'check_output_dir', 'holds_training', 'check_eval_data',
+           'check_eval_output', 'saving', 'decay_parameter_names', 'LengenTrainer', 'curve_lengths',
+           'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'cache_triton_autotuning',
            'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path',
-           'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume', 'run_training', 'parse_argv',
-           'sites_report', 'group_listing', 'interrupted_message', 'run_command', 'bars_for_logs', 'main', 'sites_main',
-           'run_finished', 'job_config', 'train_job', 'multirun_main']
+           'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume', 'write_run_records', 'resume_history',
+           'records_writer', 'run_training', 'parse_argv', 'sites_report', 'group_listing', 'interrupted_message',
+           'Terminated', 'run_command', 'bars_for_logs', 'main', 'sites_main', 'run_finished', 'job_config',
+           'train_job', 'runs_status', 'multirun_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #b77fdb01
 def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
@@ -98,7 +100,7 @@ def training_arguments(cfg) -> TrainingArguments:
         disable_tqdm=not sys.stderr.isatty())   # in a log file: the Trainer's line per logging interval, not a bar
 
 # %% ../../nbs/train/00_trainer.ipynb #5b3e29f1
-RUN_OUTPUTS = ("lengen_command.json", "lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
+RUN_OUTPUTS = ("lengen_command.json", RESUME_HISTORY, "lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
                "model.safetensors.index.json", "training_args.bin", "copy_eval.json", "copy_eval.html", "eval_curve.json")  # what a run writes beside its checkpoints
 
 def previous_run(output_dir) -> list[str]:
@@ -121,6 +123,30 @@ def check_output_dir(cfg, clear:bool=True, # clear a run to overwrite and an int
             for name in found: (shutil.rmtree if (out/name).is_dir() else os.remove)(out/name)
     check_writable(out, "output_dir")
     if clear: shutil.rmtree(out/".partial", ignore_errors=True)   # an interrupted save's leftovers
+
+# %% ../../nbs/train/00_trainer.ipynb #fe9ab953
+def holds_training(folder) -> list[str]:
+    "What of a training run `folder` holds: checkpoints with a trainer state, and a run's config, command, summary or model config."
+    p = Path(folder)
+    return ([d.name for d in _checkpoints(p) if (d/"trainer_state.json").is_file()] +
+            [f for f in ("lengen_config.yaml", "lengen_command.json", "train_summary.json", "config.json") if (p/f).is_file()])
+
+def check_eval_data(cfg):
+    "`check_eval_extra`, after refusing an `eval_extra.dataset_file` that is no file under its own name (the evaluation command's check names its --dataset-file)."
+    f = cfg.eval_extra.dataset_file
+    if f and not Path(f).is_file():
+        raise ConfigError("eval_extra.dataset_file", f, "an existing JSONL file, one JSON record per line",
+                          hint="It is a folder." if Path(f).exists() else "No such file.")
+    check_eval_extra(cfg)
+
+def check_eval_output(cfg):
+    "Refuse an `eval_extra.eval_only` output_dir that holds a training run other than the one evaluated (its records would be read as that run's)."
+    out, model = Path(cfg.output_dir), Path(cfg.model_name_or_path)
+    if (found := holds_training(out)) and not (model.is_dir() and model.resolve() == out.resolve()):
+        raise ConfigError("output_dir", str(out), "with eval_extra.eval_only=true, a folder without a training run (new, empty, or "
+                          "holding evaluations only), or the evaluated run's own folder (model_name_or_path)",
+                          hint=f"It holds a run ({', '.join(found[:4])}): the evaluation of {cfg.model_name_or_path} written there "
+                          "would be read (lengen_export, the sweeps' records) as that run's. Give output_dir=eval_results/NAME.")
 
 # %% ../../nbs/train/00_trainer.ipynb #b843cd8a
 @contextlib.contextmanager
@@ -149,10 +175,16 @@ def decay_parameter_names(model, # the model a run trains
 # %% ../../nbs/train/00_trainer.ipynb #7335925e
 class LengenTrainer(Trainer):
     "HF Trainer with atomic checkpoints of finite weights only, the mamba_ssm weight-decay policy and the run config saved alongside."
-    def __init__(self, *args, lengen_cfg=None, **kwargs):
+    def __init__(self, *args, lengen_cfg=None, run_records=None, # writes the run's own records (`write_run_records`), once
+                 **kwargs):
         super().__init__(*args, **kwargs)
-        self.lengen_cfg, self.divergence = lengen_cfg, DivergenceGuard()   # stops the run at a non-finite loss
+        self.lengen_cfg, self.divergence, self.run_records = lengen_cfg, DivergenceGuard(), run_records   # the guard stops the run at a non-finite loss
         self.add_callback(self.divergence)
+
+    def record_run(self):
+        "Write the run's records (`run_records`) on the main process, the first time the run has a file of its own in output_dir."
+        if self.run_records and self.args.should_save: self.run_records()
+        self.run_records = None
 
     def _get_train_sampler(self, train_dataset=None):
         "Prepared rows in stream order when `initial_state.mode=passing` (a row's state passes to the row it continues)."
@@ -191,6 +223,7 @@ class LengenTrainer(Trainer):
                 if self.lengen_cfg is not None: OmegaConf.save(self.lengen_cfg, staging/final.name/"lengen_config.yaml")
                 if final.exists(): shutil.rmtree(final)
                 os.replace(staging/final.name, final)
+                self.record_run()   # the run's first file in output_dir: now its command (a refused or failed start writes none)
                 shutil.rmtree(staging)   # with anything an interrupted save of another step left there
                 rotate_checkpoints(real, self.args.save_total_limit, keep=self.state.best_model_checkpoint)
         if self.args.world_size > 1: torch.distributed.barrier()
@@ -305,11 +338,12 @@ def prepare_model(model, cfg):
 
 # %% ../../nbs/train/00_trainer.ipynb #5637ea5e
 class FirstStepTimer(TrainerCallback):
-    "Print what the first optimizer step cost: kernel compilation and autotuning, which is not the training speed."
+    "Print what the first optimizer step cost where it compiles kernels (a GPU, or torch.compile): not the training speed."
+    def __init__(self, cfg): self.compiles = torch.cuda.is_available() or bool(cfg.compile.torch_compile)
     def on_step_begin(self, args, state, control, **kwargs):
         if not hasattr(self, "t0"): self.t0, self.step0 = time.perf_counter(), state.global_step
     def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step == self.step0 + 1 and state.is_world_process_zero:
+        if self.compiles and state.global_step == self.step0 + 1 and state.is_world_process_zero:
             print(f"lengen_train: the first step took {time.perf_counter() - self.t0:.1f} s (kernel compilation and "
                   "autotuning; later steps are the speed)", flush=True)
 
@@ -368,7 +402,7 @@ def final_copy_eval(model, tokenizer, cfg) -> dict:
     ct = cfg.data.copy_task
     rows = evaluate_copy(model, tokenizer, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed, cfg.data.val_batch_size)
     paths = save_length_eval(rows, cfg.output_dir, train_range=(ct.min_len, ct.max_len),
-                             meta={"run": Path(cfg.output_dir).name, "max_steps": cfg.max_steps})
+                             meta={"checkpoint": cfg.output_dir, "run": Path(cfg.output_dir).name, "max_steps": cfg.max_steps})
     print(format_length_table(rows, (ct.min_len, ct.max_len)))
     print(f"wrote {paths['json']} and {paths['html']}")
     ind = [r for r in rows if ct.min_len <= r["length"] <= ct.max_len]
@@ -393,6 +427,32 @@ def check_resume(ckpt:str, # the checkpoint a run resumes from
                           hint=f"{ckpt}: {why}." + (f" The newest complete checkpoint in output_dir is {newest}." if newest else ""))
 
 # %% ../../nbs/train/00_trainer.ipynb #aa371e7b
+def write_run_records(cfg, command:dict|None, # the command line (`lengen_command.json`: the first one is kept)
+                      resume:str|None, # the checkpoint the run resumes from
+                      changes:dict, # the settings it changed (`check_resume_config`)
+                      history:list, # the run's earlier resumes (`resume_history`)
+                     ):
+    "The run's own records in output_dir: the command that started it and, resumed, one more entry of `RESUME_HISTORY`."
+    out = Path(cfg.output_dir)
+    if command and not (out/"lengen_command.json").exists(): write_json(command, out/"lengen_command.json")
+    if resume:
+        changed = {k: list(v) for k, v in changes.items() if k != "resume_from_checkpoint"}
+        write_json([*history, {"step": checkpoint_step(resume), "checkpoint": Path(resume).name, "changed": changed,
+                               "overrides": (command or {}).get("overrides")}], out/RESUME_HISTORY)
+
+def resume_history(output_dir) -> list:
+    "The earlier resumes a run folder records (`RESUME_HISTORY`); one paragraph when the file is not readable."
+    p = Path(output_dir)/RESUME_HISTORY
+    try: return json.loads(p.read_text()) if p.is_file() else []
+    except (OSError, ValueError) as e:
+        raise ConfigError.fault(f"could not read {p} ({e}): the run's record of its resumes. Repair it, or move it away "
+                                "(its history is then lost), and run the command again.") from None
+
+def records_writer(cfg, command, resume, changes):
+    "`write_run_records` for this run, to call once it has a file of its own (the earlier history read now: a broken one refuses the start)."
+    history = resume_history(cfg.output_dir) if resume else []
+    return lambda: write_run_records(cfg, command, resume, changes, history)
+
 def run_training(cfg, # a composed, validated TrainingConfig
                  tokenizer=None, # default: `build_tokenizer(cfg)`
                  callbacks:list=(), # extra `TrainerCallback`s (e.g. `lengen_bench`'s step clock)
@@ -420,21 +480,20 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
     "`run_training` once the output folder is checked and locked: build, train, save, evaluate."
     logging.getLogger("transformers.integrations.hub_kernels").addFilter(_left_to_run_notes)
     main = args.process_index == 0
+    resume = resolve_resume(cfg, log=print if main else lambda m: None)
+    records = records_writer(cfg, command, resume, check_resume_config(resume, cfg) if resume else {})   # a changed setting: refused here
     with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache; bad data is refused before a model is built
     if cfg.initial_state.mode == "passing" and _streamed(cfg): ds = LanePackedText(ds, cfg.per_device_train_batch_size)
     model = build_model(cfg, tok)
-    resume = resolve_resume(cfg, log=print if main else lambda m: None)
     if resume: check_resume(resume, model, cfg)
     prepare_model(model, cfg)
     trainer = LengenTrainer(model=model, args=args, train_dataset=ds, data_collator=_collator(cfg, tok),
-                            processing_class=tok, lengen_cfg=cfg)
+                            processing_class=tok, lengen_cfg=cfg, run_records=records)
     if cfg.eval_steps: trainer.add_callback(GenerationEvalCallback(trainer, tok, cfg, cfg.eval_steps))
     if main:
         for note in run_notes(model, cfg): print(f"lengen_train: {note}", flush=True)
         if resume: print(f"lengen_train: resuming from {resume} (step {checkpoint_step(resume)} of {cfg.max_steps})", flush=True)
-    for cb in [FirstStepTimer(), *callbacks]: trainer.add_callback(cb)
-    if command and main and not (Path(cfg.output_dir)/"lengen_command.json").exists():
-        write_json(command, Path(cfg.output_dir)/"lengen_command.json")   # only now: a refused command writes nothing
+    for cb in [FirstStepTimer(cfg), *callbacks]: trainer.add_callback(cb)
     t0 = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
     metrics = {"train_loss": result.training_loss, "train_seconds": time.time() - t0}
@@ -442,6 +501,7 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
     model.config.use_cache = True    # the saved model is for inference
     with disk_faults(cfg.output_dir, "the run's final model and records", tensor_bytes(model.parameters()),
                      kept="Its checkpoints are intact: resume_from_checkpoint=auto finishes the run from the newest."):
+        trainer.record_run()   # (when no checkpoint wrote them)
         if not found: trainer.save_model(cfg.output_dir)
         if main:
             OmegaConf.save(cfg, Path(cfg.output_dir)/"lengen_config.yaml")
@@ -506,27 +566,35 @@ USAGE = """usage: lengen_train family=NAME regularizer=NAME [key=value ...] [--c
   dry_run=true       validate, print the config and exit before building the model
   --list             list the families, the regularizers and the shipped experiments
 Exit status: 0 done; 2 refused input (one paragraph names the field); 3 the run diverged (its loss or weights
-not finite: it stopped there, train_summary.json says where; torchrun reports it as its own failure); 130 Ctrl-C.
+not finite: it stopped there, train_summary.json says where; torchrun reports it as its own failure); 130 Ctrl-C;
+143 SIGTERM. A multirun: 1 when a run failed, else 2 when one was refused, else 3 when one diverged, else 0.
 Multi-GPU: torchrun --nproc-per-node=N -m lengen.train.trainer family=NAME regularizer=NAME"""
 
 # %% ../../nbs/train/00_trainer.ipynb #745d1af7
 def interrupted_message(cfg, # the run's config
                         again:str, # the command that continues it
+                        how:str="Ctrl-C", # what stopped it: Ctrl-C or SIGTERM
                        ) -> str:
-    "What `lengen_train` says when Ctrl-C stops a run: its newest complete checkpoint, and how to continue."
+    "What `lengen_train` says when Ctrl-C (or SIGTERM) stops a run: its newest complete checkpoint, and how to continue."
     newest = latest_checkpoint(cfg.output_dir)
     where = (f"its newest complete checkpoint is {newest} (step {checkpoint_step(newest)} of {cfg.max_steps})" if newest
              else "it has no complete checkpoint yet, so it would start over")
-    return f"interrupted (Ctrl-C): the run in {cfg.output_dir} stopped; {where}. To continue it: {again}"
+    return f"interrupted ({how}): the run in {cfg.output_dir} stopped; {where}. To continue it: {again}"
 
 # %% ../../nbs/train/00_trainer.ipynb #08331306
+class Terminated(KeyboardInterrupt):
+    "SIGTERM, raised where the process is, as Ctrl-C raises `KeyboardInterrupt`: the run stops the same way, and says so."
+
+def _terminate(signum, frame): raise Terminated()
+
 def run_command(cfg, # a composed config (not yet validated)
                 command:dict, # the command line, for lengen_command.json
                 again:str|None=None, # the command that continues the run, said on Ctrl-C (None: say nothing)
                ) -> dict|None:
     "Evaluate, validate and print, or train the run `cfg` describes; the metrics of a training run, else None."
-    check_eval_extra(cfg)
+    check_eval_data(cfg)
     if cfg.eval_extra.eval_only:   # evaluates a checkpoint (and a run folder's checkpoints): nothing to train
+        check_eval_output(cfg)
         e, folder = cfg.eval_extra, Path(cfg.model_name_or_path)
         if not e.checkpoints or (folder/"config.json").is_file(): eval_extra_from_config(cfg)   # a run folder may hold checkpoints only (diverged, stopped)
         if e.checkpoints: eval_checkpoints_from_config(cfg, folder)
@@ -540,8 +608,8 @@ def run_command(cfg, # a composed config (not yet validated)
             from .stacked import train_stack
             return train_stack(cfg, command=command)
         return run_training(cfg, command=command)
-    except KeyboardInterrupt:
-        if again: print(f"lengen_train: {interrupted_message(cfg, again)}", file=sys.stderr, flush=True)
+    except KeyboardInterrupt as e:
+        if again: print(f"lengen_train: {interrupted_message(cfg, again, 'SIGTERM' if isinstance(e, Terminated) else 'Ctrl-C')}", file=sys.stderr, flush=True)
         raise
 
 # %% ../../nbs/train/00_trainer.ipynb #140ee0de
@@ -554,14 +622,20 @@ def bars_for_logs():
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `lengen_train`."
     argv = sys.argv[1:] if argv is None else list(argv)
-    try: return _command(argv)
+    main_thread = threading.current_thread() is threading.main_thread()   # (signal handlers are the main thread's)
+    on_term = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    try:
+        with tidy_folders(): return _command(argv)
     except ConfigError as e:
         print(f"lengen_train: {e}", file=sys.stderr)
         return 2
     except Diverged as e:
         if rank_and_world()[0] == 0: print(f"lengen_train: {e}", file=sys.stderr)
         return DIVERGED_EXIT
-    except KeyboardInterrupt: return 130   # the run has said where it stopped; 128 + SIGINT, what a shell reports for Ctrl-C
+    except Terminated: return 143         # the run has said where it stopped; 128 + SIGTERM
+    except KeyboardInterrupt: return 130   # the same; 128 + SIGINT, what a shell reports for Ctrl-C
+    finally:
+        if main_thread: signal.signal(signal.SIGTERM, on_term)
 
 def _command(argv:list[str]) -> int:
     "`main` without its error handling."
@@ -643,21 +717,26 @@ def train_job(cfg:DictConfig, # the job's config, as Hydra composed it
     return {**outcome, "status": "dry run" if cfg.dry_run else "done"}
 
 # %% ../../nbs/train/00_trainer.ipynb #26ddea97
+def runs_status(tally:dict, # how many runs ended each way: "failed", "refused", "diverged", ...
+               ) -> int:
+    "The exit status of many runs (`lengen_train -m`, `lengen_sweep`): 1 when one failed, else 2 when one was refused, else 3 when one diverged, else 0."
+    return 1 if tally.get("failed") else 2 if tally.get("refused") else DIVERGED_EXIT if tally.get("diverged") else 0
+
 def multirun_main(overrides:list[str], # the command line's overrides, `+experiment=...` and `hydra.mode=MULTIRUN` among them
                  ) -> int:
     "`lengen_train -m`: every job checked first, then Hydra's multirun with the launcher picked; a line a run, a tally, the exit status."
     folders = {}
     for job in sweep_jobs(overrides):
         cfg = job_config(compose_config(None, job, validate=False), job)
-        check_eval_extra(cfg)
-        if not cfg.eval_extra.eval_only: validate_config(cfg)
+        check_eval_data(cfg)
+        check_eval_output(cfg) if cfg.eval_extra.eval_only else validate_config(cfg)
         if cfg.output_dir in folders:
             raise ConfigError("output_dir", cfg.output_dir, "a folder for each job", hint=f"The jobs `{folders[cfg.output_dir]}` and "
                               f"`{' '.join(job)}` would both train there.")
         folders[cfg.output_dir] = " ".join(job)
     try: results = run_multirun(overrides, importlib.import_module("lengen.train.trainer").train_job)   # by module name, also under python -m: launchers pickle it
-    except KeyboardInterrupt:
-        print("lengen_train: interrupted (Ctrl-C). Run the same command again to continue: finished runs are skipped, the "
+    except KeyboardInterrupt as e:
+        print(f"lengen_train: interrupted ({'SIGTERM' if isinstance(e, Terminated) else 'Ctrl-C'}). Run the same command again to continue: finished runs are skipped, the "
               "others resume from their newest complete checkpoints (a launcher's jobs still running keep their folders locked).",
               file=sys.stderr)
         raise
@@ -666,7 +745,7 @@ def multirun_main(overrides:list[str], # the command line's overrides, `+experim
               file=sys.stderr if r["status"] in ("refused", "failed", "diverged") else sys.stdout)
     tally = collections.Counter(r["status"] for r in results)
     print(f"lengen_train: {len(results)} runs: " + ", ".join(f"{n} {s}" for s, n in tally.items()))
-    return 1 if tally["failed"] else 2 if tally["refused"] else DIVERGED_EXIT if tally["diverged"] else 0
+    return runs_status(tally)
 
 # %% ../../nbs/train/00_trainer.ipynb #26341901
 if __name__ == "__main__" and not in_ipython(): sys.exit(main())
