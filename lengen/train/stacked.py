@@ -16,14 +16,14 @@ from transformers import get_scheduler
 from ..config import ConfigError, EVAL_METRICS, resolve_aliases
 from ..data import CopyTaskDataset, build_tokenizer, pack_examples
 from ..io import folder_lock, provenance, share_files, tensor_bytes, write_json
-from ..checkpoints import checkpoint_problem, checkpoint_step, latest_checkpoint, rotate_checkpoints
+from ..checkpoints import check_resume_config, checkpoint_problem, checkpoint_step, latest_checkpoint, rotate_checkpoints
 from ..models.build import build_model
 from ..models.stacked import COMPILE, StackedMamba2, StackedStepper
 from ..ops.decode import GreedyDecoder
 from ..eval.copy_task import answer_matches, copy_eval_examples, format_length_table, save_length_eval
 from ..regularizers.dropout import resolve_sites, site_function
 from .trainer import (cache_triton_autotuning, check_output_dir, curve_lengths, decay_parameter_names, eval_curve,
-                                  run_finished, saving, train_summary)
+                                  records_writer, run_finished, saving, train_summary)
 from .divergence import Diverged
 
 # %% auto #0
@@ -386,11 +386,12 @@ def train_stack(cfg:DictConfig, # a composed, validated config with `stack.seeds
 
 # %% ../../nbs/train/03_stacked.ipynb #38d17f61
 def resume_members(members:list[DictConfig], models:list, log) -> tuple[int|None, list[list]]:
-    "Load each member's newest checkpoint that every member completed into its model (when the run resumes); the step and each member's log."
+    "Load each member's newest checkpoint that every member completed into its model (when the run resumes, with settings a resume may change: `check_resume_config`); the step and each member's log."
     start = common_checkpoint(members) if members[0].resume_from_checkpoint else None
     histories = [[] for _ in members]
     for k, m in enumerate(members if start else []):
         ck = Path(m.output_dir)/f"checkpoint-{start}"
+        check_resume_config(ck, m)
         models[k].load_state_dict(load_file(str(ck/"model.safetensors")), strict=False)
         histories[k] = json.loads((ck/"trainer_state.json").read_text())["log_history"]
     if start: log(f"lengen_train: resuming the stack of {len(members)} from step {start} of {members[0].max_steps}")
@@ -448,8 +449,8 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
         load_member_optimizer_state(opt, stack, models[0], k, torch.load(Path(m.output_dir)/f"checkpoint-{start}"/"optimizer.pt"), cfg)
     step_fn, lrs = StackStep(stack, opt, stack_perturbations(models[0], cfg), cfg.optim.max_grad_norm, cfg.bf16), lr_multipliers(cfg)
     loader = stack_loader(cfg, tok, members, start or 0, dev.type == "cuda")
-    for m in members:
-        if command and not (Path(m.output_dir)/"lengen_command.json").exists(): write_json(command, Path(m.output_dir)/"lengen_command.json")
+    resumed = [Path(m.output_dir)/f"checkpoint-{start}" if start else None for m in members]
+    writers = [records_writer(m, command, ck, check_resume_config(ck, m) if ck else {}) for m, ck in zip(members, resumed)]   # each written once its run has a file of its own
     diverged, last_finite, per_epoch = [None] * K, [None] * K, ct.num_train / cfg.per_device_train_batch_size
     t0, step = time.time(), start or 0
     for batch in loader:
@@ -468,11 +469,12 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
             log(f"step {step}: " + " ".join(f"{v:.4f}" for v in losses.tolist()))
         if step % cfg.save_steps == 0:
             for k, m in enumerate(members):
-                if not diverged[k]: save_member_checkpoint(stack, k, opt, models[0], m, tok, step, histories[k])
+                if not diverged[k]: save_member_checkpoint(stack, k, opt, models[0], m, tok, step, histories[k]); writers[k]()
         if all(diverged): break
     train_seconds = time.time() - t0
     finals = evaluate_copy_stack(stack, tok, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed) if not all(diverged) else [None] * K
     code = stack_code_path(cfg, dev.type == "cuda")
+    for w in writers: w()
     metrics = {m.seed: finish_member(stack, k, m, tok, histories[k], diverged[k], finals[k], step, train_seconds,
                                      provenance(code, stack={"seeds": [x.seed for x in members], "member": k}))
                for k, m in enumerate(members)}
