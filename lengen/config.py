@@ -4,7 +4,7 @@
 
 # %% ../nbs/core/00_config.ipynb #be5a55a7
 from __future__ import annotations
-import dataclasses, hashlib, importlib, math, re
+import dataclasses, functools, hashlib, importlib, math, re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -19,20 +19,21 @@ from omegaconf import MISSING, DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import InterpolationToMissingValueError, OmegaConfBaseException
 import yaml
 
+from .features import feature, load, run_features
+
 # %% auto #0
 __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS',
            'WINDOW_KERNEL_CHOICES', 'COUNT_FIELDS', 'OPTIONAL_COUNT_FIELDS', 'POSITIVE_FIELDS', 'NON_NEGATIVE_FIELDS',
-           'BETA_FIELDS', 'SEED_FIELDS', 'SYNTHETIC_TASKS', 'KERNEL_SWITCHES', 'INITIAL_STATE_MODES', 'NOISE_KINDS',
-           'CONF_DIR', 'GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE', 'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES',
-           'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig',
-           'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
-           'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig',
-           'InitialStateConfig', 'StackConfig', 'TrainingConfig', 'StrengthConfig', 'ComposedConfig',
-           'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel', 'parse_letters', 'check_count',
-           'check_number', 'validate_config', 'check_fsdp', 'check_initial_state', 'register_schema', 'group_options',
-           'list_experiments', 'experiment_pair', 'compose_config', 'in_ipython', 'resolve_aliases',
-           'check_experiment_pair', 'finish_config', 'sweep_jobs', 'job_dirname', 'launcher_defaults', 'show_config',
-           'run_multirun']
+           'BETA_FIELDS', 'SEED_FIELDS', 'SYNTHETIC_TASKS', 'CONF_DIR', 'GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE',
+           'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES', 'TIMEOUT_REQUEUES', 'CFG_KINDS', 'OptimConfig', 'ScheduleConfig',
+           'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig',
+           'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig',
+           'EvalExtraConfig', 'FSDPConfig', 'InitialStateConfig', 'StackConfig', 'TrainingConfig', 'StrengthConfig',
+           'ComposedConfig', 'run_schema', 'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel',
+           'parse_letters', 'check_count', 'check_number', 'check_feature', 'validate_config', 'check_fsdp',
+           'check_initial_state', 'register_schema', 'group_options', 'list_experiments', 'experiment_pair',
+           'compose_config', 'in_ipython', 'resolve_aliases', 'check_experiment_pair', 'finish_config', 'sweep_jobs',
+           'job_dirname', 'launcher_defaults', 'show_config', 'run_multirun']
 
 # %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
@@ -287,6 +288,15 @@ class ComposedConfig(TrainingConfig):
     "What Hydra composes from `conf/`: a `TrainingConfig` and the strengths of the run's family."
     strength: StrengthConfig = field(default_factory=StrengthConfig)  # the family's regularizer strengths (composition only)
 
+# %% ../nbs/core/00_config.ipynb #5fa669f3
+@functools.cache
+def run_schema(composed:bool=False, # ComposedConfig (what Hydra composes) instead of TrainingConfig
+              ) -> type:
+    "The schema of a run: `TrainingConfig` (`ComposedConfig`) with each plug-in run feature's config section after its fields."
+    base = ComposedConfig if composed else TrainingConfig
+    extra = [(f.section, f.schema, field(default_factory=f.schema)) for f in run_features() if f.schema is not None]
+    return dataclasses.make_dataclass(f"Run{base.__name__}", extra, bases=(base,)) if extra else base
+
 # %% ../nbs/core/00_config.ipynb #51830dd3
 def _field_docs(cls) -> dict:
     "Trailing `# comment` of each field of dataclass `cls` (read from the exported module's source)."
@@ -298,10 +308,11 @@ def _default(f:dataclasses.Field):
     "A dataclass field's default value (built by its factory if it has one)."
     return f.default_factory() if f.default is dataclasses.MISSING else f.default
 
-def config_reference(cls=TrainingConfig, # the dataclass to document
+def config_reference(cls=None, # the dataclass to document (None: a run's schema, its plug-ins' sections included)
                      prefix:str="", # dotted prefix of its fields
                     ) -> list[tuple[str, str, str]]:
     "Rows (dotted key, default, meaning) for every leaf field of the schema."
+    if cls is None: return [*config_reference(TrainingConfig), *(r for f in run_features() if f.schema for r in config_reference(f.schema, f.section + "."))]
     rows, docs = [], _field_docs(cls)
     for f in dataclasses.fields(cls):
         key, default = prefix + f.name, _default(f)
@@ -383,12 +394,6 @@ SEED_FIELDS = ("seed", "data.shuffle_seed", "data.copy_task.eval_seed")   # whol
 
 SYNTHETIC_TASKS = ("", "copy")
 
-KERNEL_SWITCHES = ("rms_norm", "swiglu", "rope", "fused_linear_cross_entropy")  # `kernels.*` beside `liger`
-
-INITIAL_STATE_MODES = ("none", "noise", "passing")  # lengen.regularizers.initial_state implements each
-
-NOISE_KINDS = ("fixed", "fitted")
-
 # %% ../nbs/core/00_config.ipynb #d0c265cc
 def _check_choice(key, value, choices):
     if value not in choices: raise ConfigError(key, value, " | ".join(repr(c) for c in choices))
@@ -435,23 +440,14 @@ def check_number(key:str, value, low:float=0.0, # the bound below
         raise ConfigError(key, value, f"a finite number {'>' if low_open else '>='} {low:g}" + (f" and < {high:g}" if high is not None else ""))
     return value
 
-# %% ../nbs/core/00_config.ipynb #2fb5a65f
-def _check_kernels(k):
-    if k.liger and not any(k[s] for s in KERNEL_SWITCHES):
-        raise ConfigError("kernels.liger", True, "false, or true with at least one of kernels.rms_norm, kernels.swiglu, "
-                          "kernels.rope, kernels.fused_linear_cross_entropy", hint="Every kernel switch is off.")
-
 # %% ../nbs/core/00_config.ipynb #3a659669
-def _check_cuda_graphs(cfg):
-    if not cfg.compile.cuda_graphs:
-        if cfg.compile.cuda_graphs_shared_pool:
-            raise ConfigError("compile.cuda_graphs_shared_pool", True, "false, or true together with compile.cuda_graphs=true",
-                              hint="The shared pool is where the blocks' CUDA graphs keep their memory; without graphs it has nothing to hold.")
-        return
-    for other in ("compile.torch_compile", "gradient_checkpointing"):
-        if OmegaConf.select(cfg, other):
-            raise ConfigError(other, True, "false with compile.cuda_graphs=true (a captured block is replayed as "
-                              "recorded: it can be neither recompiled nor recomputed), or compile.cuda_graphs=false")
+def check_feature(cfg:DictConfig, # a composed TrainingConfig
+                  f, # a `lengen.features.RunFeature`
+                 ):
+    "Refuse (`ConfigError`) what `cfg` sets that the run feature `f` does not take: its own values (`f.check`), then each rule it breaks."
+    if f.check: load(f.check)(cfg)
+    for r in f.rules:
+        if r.when(cfg): raise ConfigError(r.key, OmegaConf.select(cfg, r.key), r.valid.format(cfg=cfg), hint=r.hint)
 
 # %% ../nbs/core/00_config.ipynb #44b78f43
 def _check_schedule(name):
@@ -513,19 +509,14 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     for path in cfg.data.val_sets:
         if not Path(path).is_dir(): raise ConfigError("data.val_sets", path, "datasets.save_to_disk folders with prompt and answer columns",
                                                       hint="No such folder." if not Path(path).exists() else "It is a file.")
-    if cfg.data.pack_examples and not cfg.data.padded_examples:
-        raise ConfigError("data.pack_examples", True, "false, or true together with data.padded_examples=true",
-                          hint="Packing lays out a batch of separate examples (the copy task); packed text rows are already full.")
     check_fsdp(cfg)
-    check_initial_state(cfg)
     ct = cfg.data.copy_task
     if not 1 <= ct.alphabet_size <= 26: raise ConfigError("data.copy_task.alphabet_size", ct.alphabet_size, "1..26")
     check_count("data.copy_task.max_len", ct.max_len)
     if not 1 <= ct.min_len <= ct.max_len:
         raise ConfigError("data.copy_task.min_len", ct.min_len, f"1 <= min_len <= max_len (max_len is {ct.max_len})")
     if cfg.swa.window < 1: raise ConfigError("swa.window", cfg.swa.window, "a positive number of tokens")
-    _check_kernels(cfg.kernels)
-    _check_cuda_graphs(cfg)
+    for f in run_features(): check_feature(cfg, f)
     rfc = cfg.resume_from_checkpoint
     if rfc not in (None, "auto") and not Path(rfc).is_dir():
         raise ConfigError("resume_from_checkpoint", rfc, "null, 'auto', or an existing checkpoint directory")
@@ -561,27 +552,8 @@ def check_fsdp(cfg:DictConfig, # a composed TrainingConfig
 # %% ../nbs/core/00_config.ipynb #e80213ef
 def check_initial_state(cfg:DictConfig, # a composed TrainingConfig
                        ):
-    "Refuse unknown `initial_state` values and what a non-zero initial state cannot run with."
-    s = cfg.initial_state
-    _check_choice("initial_state.mode", s.mode, INITIAL_STATE_MODES)
-    _check_choice("initial_state.noise", s.noise, NOISE_KINDS)
-    if not s.noise_std > 0: raise ConfigError("initial_state.noise_std", s.noise_std, "a positive number")
-    if not 0 < s.prob <= 1: raise ConfigError("initial_state.prob", s.prob, "a number in (0, 1]")
-    if s.mode == "none": return
-    for key in ("compile.cuda_graphs", "compile.torch_compile", "data.pack_examples"):
-        if OmegaConf.select(cfg, key):
-            raise ConfigError(key, True, f"false with initial_state.mode={s.mode}, or initial_state.mode=none",
-                              hint="lengen feeds the initial state to each mixer's scan in its own forward, which a "
-                              "captured graph, a compiled block or the packed-example stream would replace.")
-    if s.mode == "passing" and cfg.data.no_doc_mixing:
-        raise ConfigError("data.no_doc_mixing", True, "false with initial_state.mode=passing, or initial_state.mode=noise",
-                          hint="Passing reads the packed token stream in order; rows that each keep to one document "
-                          "(their tails dropped) do not continue each other.")
-    if s.mode == "passing" and (cfg.data.synthetic or cfg.data.padded_examples):
-        key, val = ("data.synthetic", cfg.data.synthetic) if cfg.data.synthetic else ("data.padded_examples", True)
-        raise ConfigError(key, val, "packed text rows ('' and data.padded_examples=false) with initial_state.mode=passing, "
-                          "or initial_state.mode=noise", hint="Passing continues a row's state into the next row of the "
-                          "same text stream; separate examples have no next row to continue.")
+    "Refuse unknown `initial_state` values and what a non-zero initial state cannot run with (the rules of its run feature)."
+    check_feature(cfg, feature("initial_state"))
 
 # %% ../nbs/core/00_config.ipynb #e3195dd6
 def _checkout_conf_dir() -> Path:
@@ -593,8 +565,8 @@ CONF_DIR = Path(__file__).parent/"conf" if "__file__" in globals() else _checkou
 
 # %% ../nbs/core/00_config.ipynb #df2497f3
 def register_schema():
-    "Register `ComposedConfig` in Hydra's ConfigStore as `lengen_schema` (what `conf/train.yaml` extends)."
-    ConfigStore.instance().store(name="lengen_schema", node=ComposedConfig)
+    "Register the composed run schema (`run_schema(composed=True)`) in Hydra's ConfigStore as `lengen_schema` (what `conf/train.yaml` extends)."
+    ConfigStore.instance().store(name="lengen_schema", node=run_schema(composed=True))
 
 # %% ../nbs/core/00_config.ipynb #745efdfb
 GROUPS = ("family", "regularizer", "experiment")   # conf/'s config groups: a run is family=NAME regularizer=NAME, or +experiment=NAME
@@ -618,7 +590,7 @@ def experiment_pair(name:str, # a shipped experiment
 # %% ../nbs/core/00_config.ipynb #f8ce9557
 def _schema_node(key:str):
     "The dataclass at dotted `key`'s parent, or None."
-    cls = ComposedConfig
+    cls = run_schema(composed=True)
     for part in key.split(".")[:-1]:
         f = {f.name: f for f in dataclasses.fields(cls)}.get(part)
         if f is None: return None
@@ -724,7 +696,7 @@ def finish_config(composed:DictConfig, # what Hydra composed: a `ComposedConfig`
                           f"without a family, give it: {e.full_key}=VALUE.") from None
     values.pop("strength")
     check_experiment_pair(choices)
-    cfg = OmegaConf.merge(OmegaConf.structured(TrainingConfig), values)
+    cfg = OmegaConf.merge(OmegaConf.structured(run_schema()), values)
     OmegaConf.set_struct(cfg, True)   # as Hydra hands it: an unknown key is an error
     if choices.get("family") and choices.get("regularizer"):
         pair = f"{choices['family']}_{choices['regularizer']}"

@@ -25,7 +25,7 @@ __all__ = ['COPY_SPECIALS', 'STREAM_TOKENIZE_BATCH', 'TOKENIZER_VALID', 'PACK_MU
            'load_tokenizer', 'build_tokenizer', 'packed_text', 'load_local_documents', 'load_text_dataset',
            'PackedRows', 'packed_rows_collator', 'packed_text_dataset', 'prepacked_rows', 'rank_and_world',
            'stream_shard', 'build_train_dataset', 'pack_examples', 'packing_collator', 'StreamOrderSampler',
-           'lane_rows', 'LanePackedText']
+           'lane_rows', 'LanePackedText', 'streamed', 'data_workers']
 
 # %% ../nbs/core/03_data.ipynb #c1640971
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -371,3 +371,12 @@ class LanePackedText(PackedTextDataset):
     def __iter__(self):
         c = self.cfg
         return lane_rows(self._docs(), self.lanes, c.block_size, self.tok.eos_token_id, c.append_eos_between_docs)
+
+# %% ../nbs/core/03_data.ipynb #b77fdb01
+def streamed(cfg) -> bool:
+    "Whether a run streams its text from the Hub (no `data.path`, not the copy task): tokenized as it trains."
+    return not cfg.data.synthetic and not cfg.data.path
+
+def data_workers(cfg) -> int:
+    "`dataloader_num_workers`, or by default 4 for a Hub stream (tokenized while training) and 0 for prepared rows."
+    return cfg.dataloader_num_workers if cfg.dataloader_num_workers is not None else (4 if streamed(cfg) else 0)

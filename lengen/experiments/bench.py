@@ -14,6 +14,7 @@ from transformers import TrainerCallback, SmolLM3Config, Mamba2Config, AutoModel
 from omegaconf import OmegaConf
 
 from ..config import ConfigError, check_count, check_number, compose_config, group_options, in_ipython
+from ..features import bench_variants, run_features, vocabulary
 from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_world
 from ..eval.common import eval_device
 from ..io import check_output_file, json_text, run_cli, write_json
@@ -22,9 +23,10 @@ from ..train.trainer import _collator, cache_triton_autotuning, prepare_model, r
 from ..models.family import fused_kernels
 
 # %% auto #0
-__all__ = ['SHAPES', 'VARIANTS', 'VARIANT_ALIASES', 'MODEL_KEYS', 'BENCH_STRENGTH', 'variant_parts', 'variant_overrides',
-           'bench_config', 'model_key', 'build_bench_model', 'model_flops_per_token', 'time_inputs', 'time_steps',
-           'run_bench', 'StepClock', 'training_batch', 'bench_training', 'main', 'check_bench_args']
+__all__ = ['SHAPES', 'ATTENTION_VARIANTS', 'VARIANTS', 'VARIANT_ALIASES', 'MODEL_KEYS', 'BENCH_STRENGTH', 'variant_parts',
+           'variant_overrides', 'bench_config', 'model_key', 'build_bench_model', 'model_flops_per_token',
+           'time_inputs', 'time_steps', 'run_bench', 'StepClock', 'training_batch', 'bench_training', 'main',
+           'check_bench_args']
 
 # %% ../../nbs/experiments/01_bench.ipynb #ce90efc4
 def _smollm3(**kw):
@@ -51,10 +53,7 @@ SHAPES = {
 }
 
 # %% ../../nbs/experiments/01_bench.ipynb #9aabf901
-VARIANTS = {
-    **{r: [f"regularizer={r}"] for r in group_options("regularizer")},   # the regularizers, by their group's names
-    "vpad_proj_llama": ["regularizer=vpad", "dropout.apply_to='q,k,v,g,u,d'"],
-    "vpad_proj_mamba2": ["regularizer=vpad", "dropout.rate=0.2", "dropout.apply_to=i"],
+ATTENTION_VARIANTS = {   # attention kernels and windows: the bench's own (no run feature of lengen.features)
     "swa_sdpa": ["swa.enabled=true", "swa.window=1024", "attn_implementation=sdpa"],
     "swa_flex": ["swa.enabled=true", "swa.window=1024", "attn_implementation=flex_attention"],
     "flex": ["attn_implementation=flex_attention"],
@@ -62,15 +61,17 @@ VARIANTS = {
     "swa_window_fa2": ["swa.enabled=true", "swa.window=1024", "attn_implementation=window_sdpa", "window_kernel=fa2"],
     "swa_window_docs": ["swa.enabled=true", "swa.window=1024", "attn_implementation=window_sdpa", "data.use_doc_masking=true"],
     "docs_sdpa": ["data.use_doc_masking=true"],
-    "liger": ["kernels.liger=true"],
-    "liger_no_flce": ["kernels.liger=true", "kernels.fused_linear_cross_entropy=false"],
-    "liger_flce": ["kernels.liger=true", "kernels.rms_norm=false", "kernels.swiglu=false", "kernels.rope=false"],
 }
-VARIANT_ALIASES = {"vpad_norm": "vpad", "pre_linear_norm": "pre_linear", "scaling": "scaled"}   # earlier names (results/bench before the regularizer group)
+VARIANTS = {
+    **{r: [f"regularizer={r}"] for r in group_options("regularizer")},   # the regularizers, by their group's names
+    **bench_variants(),   # each run feature's own (lengen.features): projection-level VPAD, Liger's kernels
+    **ATTENTION_VARIANTS,
+}
+VARIANT_ALIASES = {a: s.name for s in vocabulary().values() for a in s.aliases}   # earlier names (results/bench before the regularizer group)
 
 # %% ../../nbs/experiments/01_bench.ipynb #7daa1fd4
-MODEL_KEYS = ("attn_implementation", "window_kernel", "swa", "attention_scaling", "kernels", "compile",
-              "initial_state")  # compiled or graphed blocks, swapped mixer forwards stay so: a fresh model each
+MODEL_KEYS = ("attn_implementation", "window_kernel", "swa",   # the attention and its windows; then what a run feature changes
+              *dict.fromkeys(k for f in run_features() if (f.apply or f.stage == "model") and not f.undo for k in f.read_keys))  # that its handle cannot undo: a fresh model
 
 # %% ../../nbs/experiments/01_bench.ipynb #0ae31ebf
 def variant_parts(name:str) -> list[str]:

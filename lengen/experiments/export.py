@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 from transformers import AutoTokenizer
 
 from ..config import ConfigError
+from ..features import card_keys
 from ..eval.common import EVAL_DTYPES
 from ..eval.copy_task import markdown_length_table
 from ..eval.position import markdown_window_table
@@ -175,9 +176,8 @@ def evaluation_sections(run_dir:Path) -> list[str]:
     return out or ["## Evaluation", "", "No evaluation results were found in the run folder.", ""]
 
 # %% ../../nbs/experiments/02_export.ipynb #a853a4b8
-_SETTINGS = ("dropout.rate", "dropout.mode", "dropout.apply_to", "dropout.layers", "residual_dropout.rate",
-             "attention_dropout.rate", "optim.weight_decay", "optim.reference_wd_policy", "attention_scaling.enabled",
-             "swa.enabled", "swa.window", "data.block_size", "optim.lr", "max_steps", "seed")
+_ABSENT = object()   # what OmegaConf.select gives for a key the config lacks
+_SETTINGS = ("swa.enabled", "swa.window", "data.block_size", "optim.lr", "max_steps", "seed")   # after the run features' (`card_keys`)
 
 def resume_lines(src:Path) -> list[str]:
     "The card's lines on the run's resumes (its `RESUME_HISTORY`): the step each continued from and the settings it changed."
@@ -206,7 +206,8 @@ def model_card(src:Path, # the exported run or checkpoint folder
     if rc is not None:
         base_txt = f"`{base}`" + (f" at revision `{rc.revision}`" if rc.revision else "") if base else "none: trained from scratch"
         facts = training_facts(src, rc)
-        rows = [f"| base model | {base_txt} |"] + [f"| `{k}` | {_setting(OmegaConf.select(rc, k))} |" for k in _SETTINGS]
+        rows = [f"| base model | {base_txt} |"] + [f"| `{k}` | {_setting(OmegaConf.select(rc, k))} |" for k in [*card_keys(), *_SETTINGS]
+                                                   if OmegaConf.select(rc, k, default=_ABSENT) is not _ABSENT]   # a key a run saved before lacks: not listed
         rows += [f"| {k.replace('_', ' ')} | {_fmt(facts[k])} |" for k in ("global_step", "world_size", "rows_per_step",
                  "tokens_per_step", "train_tokens", "train_loss") if facts.get(k) is not None]
         body += ["## Training", "", "| setting | value |", "|---|---|", *rows, "",

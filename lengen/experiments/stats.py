@@ -16,19 +16,20 @@ from plotly.subplots import make_subplots
 from scipy import stats as sps
 
 from ..config import ConfigError
+from ..features import setting_name   # the one vocabulary: a setting in words (re-exported here for the figures)
 from ..io import write_json
 from ..eval.position import document_differences, window_ce
 from .results import by_setting, record_diverged, title_layout
 
 # %% auto #0
-__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'PROVENANCE_FIELDS', 'SETTING_NAMES', 'FAILURE_MARGIN', 'FAILURE_SEEDS',
-           'FAILURE_RISE', 'RULE_DATES', 'POSITION_METRICS', 'MEMORIZATION_RISE', 'PROTOCOL', 'run_id', 'last_k_curve',
-           'l50', 'em_area', 'common_lengths', 'run_metrics', 't_interval', 'welch_test', 'permutation_test', 'holm',
+__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'PROVENANCE_FIELDS', 'FAILURE_MARGIN', 'FAILURE_SEEDS', 'FAILURE_RISE',
+           'RULE_DATES', 'POSITION_METRICS', 'MEMORIZATION_RISE', 'PROTOCOL', 'run_id', 'last_k_curve', 'l50',
+           'em_area', 'common_lengths', 'run_metrics', 't_interval', 'welch_test', 'permutation_test', 'holm',
            'hedges_g', 'compare_to_baseline', 'record_provenance', 'MixedCodePaths', 'check_code_paths',
            'provenance_summary', 'diverged_runs', 'completed_runs', 'setting_groups', 'summarize', 'compare_settings',
-           'write_summary', 'setting_name', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary',
-           'diverged_sentence', 'tested_outcome', 'estimated_outcome', 'in_words', 'listing', 'distinct', 'millions',
-           'on_devices', 'seeds_words', 'rise_past_length', 'has_window_control', 'bootstrap_ci', 'window_failure',
+           'write_summary', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary', 'diverged_sentence',
+           'tested_outcome', 'estimated_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices',
+           'seeds_words', 'rise_past_length', 'has_window_control', 'bootstrap_ci', 'window_failure',
            'failure_past_length', 'failure_curve', 'failure_onset', 'memorization_check', 'check_eval_documents',
            'failure_over_seeds', 'summarize_position', 'failure_sentence']
 
@@ -302,15 +303,6 @@ _PHRASES = {"AUC50_150": ("mean exact match over 50–150 letters", 2, ""),   # 
             "rise_4T_8T": ("rise of the loss from positions T/2–T to 4T–8T", 3, " nats")}
 _EFFECT = {"AUC50_150": ("extends", "shortens", "copying"), "L50": ("extends", "shortens", "copying"),   # verb if the
            "rise_4T_8T": ("raises", "lowers", "the loss's rise past the training length")}               # number grows, shrinks; object
-
-SETTING_NAMES = {"baseline": "the baseline", "weight_decay": "weight decay", "pre_norm": "pre-norm dropout",
-                 "pre_linear": "pre-linear dropout", "vpad": "VPAD", "state_noise": "noisy initial states",
-                 "state_passing": "passed initial states"}   # a sweep setting's name in sentences
-
-def setting_name(name:str, capital:bool=False) -> str:
-    "A sweep setting in words (`SETTING_NAMES`; an unknown setting as it is), capitalized to open a sentence if asked."
-    words = SETTING_NAMES.get(name, name)
-    return words[0].upper() + words[1:] if capital and words else words
 
 def _fmt_p(p:float) -> str: return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 

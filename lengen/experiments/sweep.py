@@ -28,6 +28,7 @@ import yaml
 
 from ..config import (CONF_DIR, JOB_NAME, ConfigError, check_count, check_number, compose_config, in_ipython, launcher_defaults,
                            register_schema)
+from ..features import regularizer_record
 from ..train.trainer import run_finished, runs_status, train_job
 from ..train.divergence import DIVERGED_EXIT, diverged_record
 from ..checkpoints import latest_checkpoint
@@ -170,9 +171,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "train_tokens": summ["train_tokens"], "train_loss": summ["train_loss"],
             "parameters": count_parameters(latest_checkpoint(out) or out if diverged else out) or None,   # None: diverged before a checkpoint
             "arch": {k: cfg.arch[k] for k in ("hidden_size", "num_hidden_layers", "num_heads", "head_dim", "state_size")},
-            "regularizer": {"dropout_rate": cfg.dropout.rate, "dropout_mode": cfg.dropout.mode,
-                            "residual_dropout_rate": cfg.residual_dropout.rate, "weight_decay": cfg.optim.weight_decay,
-                            "initial_state_mode": cfg.initial_state.mode},
+            "regularizer": regularizer_record(cfg),   # each run feature's fields (lengen.features)
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "launcher": launcher, "bf16": cfg.bf16,
             "device": summ.get("provenance", {}).get("gpu") or device_name(), **({"diverged": diverged} if diverged else _eval_record(cfg, out)),

@@ -5,15 +5,16 @@
 # %% ../../nbs/models/05_build.ipynb #81f0d0bd
 from __future__ import annotations
 import torch
+from omegaconf import OmegaConf
 from transformers import AutoConfig, AutoModelForCausalLM, Mamba2ForCausalLM
 
 from ..config import ConfigError
 from .compat import LOAD_KWARGS
-from .family import family_of, require
+from ..features import load, run_features
+from .family import family_of, require_feature
 from .mamba2 import mamba2_config, mamba2_reference_init, restore_ssm_scalars
 from .swa import apply_swa, keep_windows_only
 from .window_attention import WINDOW_SDPA, window_kernel  # importing it registers the `window_sdpa` attention backend
-from .scaling import add_attention_scaling
 from . import scaling
 
 # %% auto #0
@@ -45,10 +46,12 @@ def attn_kwargs(config, cfg) -> dict:
 
 # %% ../../nbs/models/05_build.ipynb #766b8bc5
 def add_run_modules(model, cfg):
-    "Add the modules a run puts into the model itself (attention scaling); returns `model`."
-    if not cfg.attention_scaling.enabled: return model
-    require(model, "attention_scaling", "attention_scaling.enabled", True)
-    return add_attention_scaling(model, cfg)
+    "Add the modules a run puts into the model itself (the run features of stage `model`, `lengen.features`: attention scaling); returns `model`."
+    for f in run_features("model"):
+        if f.active(cfg):
+            require_feature(model, f, OmegaConf.select(cfg, f.key))
+            model = load(f.apply)(model, cfg)
+    return model
 
 # %% ../../nbs/models/05_build.ipynb #67bc3caa
 def _from_scratch(cfg, tokenizer):

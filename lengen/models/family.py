@@ -12,13 +12,14 @@ from torch import nn
 from transformers.modeling_outputs import CausalLMOutputWithPast
 from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
 
-from ..config import KERNEL_SWITCHES, ConfigError
+from ..config import ConfigError
+from ..features import KERNEL_SWITCHES
 from .compat import body_forward
 from .mamba2 import SSM_SCALARS, mamba2_kernel_path, mamba2_prefill
 
 # %% auto #0
 __all__ = ['FAMILIES', 'Family', 'body_prefill', 'family_of', 'has_submodule', 'find_blocks', 'model_family', 'decoder_blocks',
-           'require', 'fused_kernels', 'position_limit']
+           'require', 'require_feature', 'fused_kernels', 'position_limit']
 
 # %% ../../nbs/models/04_family.ipynb #d0cc4cd2
 @dataclass(frozen=True)
@@ -127,6 +128,13 @@ def require(obj, # a model, its body, or a model config
     if getattr(fam, capability): return fam
     can = " and ".join(f.name for f in FAMILIES.values() if getattr(f, capability))
     raise ConfigError(key, value, f"{valid} for {fam.name} models", hint=f"lengen implements it for {can} models only{why and ': ' + why}.")
+
+def require_feature(obj, # a model, its body, or a model config
+                    f, # a run feature (`lengen.features.RunFeature`) with a capability it `needs`
+                    value, # the value its key is set to (for the error)
+                   ) -> Family:
+    "`require` for the run feature `f`: a `ConfigError` naming its key when `obj`'s family lacks what it needs."
+    return require(obj, f.needs, f.key, value, valid=f.off, why=f.needs_why)
 
 def fused_kernels(obj) -> bool|None:
     "Whether transformers runs compiled kernels for the ops of `obj`'s family here; None for a family without such ops."

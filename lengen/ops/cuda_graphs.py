@@ -7,10 +7,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 from ..models.compat import BLOCK_INERT_KWARGS, no_cache_in_training
-from ..models.family import decoder_blocks, require
+from ..features import feature
+from ..models.family import decoder_blocks, require_feature
 
 # %% auto #0
-__all__ = ['GRAPH_INPUTS', 'BlockGraphs', 'GraphStack', 'graph_blocks']
+__all__ = ['GRAPH_INPUTS', 'BlockGraphs', 'GraphStack', 'graph_blocks', 'graphs_for_run']
 
 # %% ../../nbs/ops/01_cuda_graphs.ipynb #6caccc62
 GRAPH_INPUTS = ("attention_mask", "seq_idx")   # tensors a block takes besides the hidden states: the padding mask, packed examples' boundaries
@@ -83,10 +84,16 @@ def graph_blocks(model:nn.Module, # a Mamba2 model
                  shared_pool:bool=False, # capture all blocks together into one memory pool for every shape (`GraphStack`)
                 ) -> nn.Module:
     "Replay each Mamba2 block's training step from CUDA graphs (`compile.cuda_graphs`); a no-op on CPU tensors."
-    require(model, "cuda_graphs", "compile.cuda_graphs", True,
-            why="a block's inputs are the hidden states and the padding mask or packed-example boundaries")
+    require_feature(model, feature("cuda_graphs"), True)
     no_cache_in_training(model)   # transformers 5.25 would hand every training call's blocks a cache
     stack = GraphStack() if shared_pool else None
     for block in decoder_blocks(model):
         if not isinstance(block.forward, BlockGraphs): block.forward = BlockGraphs(block, max_shapes, stack)
     return model
+
+# %% ../../nbs/ops/01_cuda_graphs.ipynb #c3fb10d8
+def graphs_for_run(model:nn.Module, # the model the run trains (changed in place)
+                   cfg, # the run's TrainingConfig
+                  ):
+    "`graph_blocks` as a run asks for it: 8 graphs a block for packed examples (their lengths vary), else 2; the shared pool if asked."
+    graph_blocks(model, max_shapes=8 if cfg.data.pack_examples else 2, shared_pool=cfg.compile.cuda_graphs_shared_pool)

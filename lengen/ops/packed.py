@@ -8,11 +8,13 @@ import importlib.util, types
 import torch
 from torch import nn
 from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
-from ..models.family import decoder_blocks, require
+from ..features import feature
+from ..models.family import decoder_blocks, require_feature
+from .kernels import fused_loss
 
 # %% auto #0
 __all__ = ['segment_layout', 'mixer_reference', 'fused_available', 'hooked', 'uses_fused', 'mixer_fused', 'packed_mixer_forward',
-           'packed_block_forward', 'packed_lm_forward', 'apply_packed_examples']
+           'packed_block_forward', 'packed_lm_forward', 'apply_packed_examples', 'packed_examples_for_run']
 
 # %% ../../nbs/ops/02_packed_examples.ipynb #657f6c8b
 def segment_layout(seq_idx:torch.Tensor, # (1, T) sequence index of each token, 0, 1, ... in order
@@ -94,7 +96,7 @@ def apply_packed_examples(model:nn.Module, # a Mamba2ForCausalLM (changed in pla
                           fused_loss=None, # fused_loss(model, hidden, labels, **kw), e.g. Liger's; None: lm_head + loss_function
                          ) -> nn.Module:
     "Let `model` train on packed examples (`seq_idx` in the batch); before graphing blocks, after swapping kernels."
-    require(model, "packed_examples", "data.pack_examples", True, why="its kernels take sequence boundaries as seq_idx")
+    require_feature(model, feature("packed_examples"), True)
     if "_unpacked_forward" in model.__dict__: return model
     model._unpacked_forward, model._packed_loss = model.forward, fused_loss
     model.forward = types.MethodType(packed_lm_forward, model)
@@ -102,3 +104,11 @@ def apply_packed_examples(model:nn.Module, # a Mamba2ForCausalLM (changed in pla
         block.forward = types.MethodType(packed_block_forward, block)
         block.mixer.forward = types.MethodType(packed_mixer_forward, block.mixer)
     return model
+
+# %% ../../nbs/ops/02_packed_examples.ipynb #070a0bb3
+def packed_examples_for_run(model:nn.Module, # the model the run trains (changed in place)
+                            cfg, # the run's TrainingConfig
+                           ):
+    "`apply_packed_examples` as a run asks for it: with Liger's fused loss under `kernels.liger` and `kernels.fused_linear_cross_entropy`."
+    k = cfg.kernels
+    apply_packed_examples(model, fused_loss if k.liger and k.fused_linear_cross_entropy else None)

@@ -10,12 +10,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..models.compat import cache_in, no_cache_in_training
-from ..models.family import decoder_blocks, require
+from ..data import data_workers, streamed
+from ..features import feature
+from ..models.family import decoder_blocks, require_feature
 from ..ops.packed import fused_available, mixer_fused, uses_fused
 
 # %% auto #0
 __all__ = ['FIT_MOMENTUM', 'ssd_reference', 'chunk_scan', 'mixer_scan', 'InitialStates', 'initial_state_mixer_forward',
-           'apply_initial_state']
+           'apply_initial_state', 'initial_state_for_run']
 
 # %% ../../nbs/regularizers/01_initial_state.ipynb #4f0ed08a
 def ssd_reference(x:torch.Tensor, # (batch, T, heads, head_dim) the scan's input
@@ -153,8 +155,7 @@ def apply_initial_state(model:nn.Module, # a Mamba2ForCausalLM (changed in place
                        ) -> InitialStates:
     "Train `model` from non-zero initial states as `cfg.initial_state` says; evaluation and generation stay stock."
     s = cfg.initial_state
-    require(model, "initial_states", "initial_state.mode", s.mode, valid="none",
-            why="an attention model has no recurrent state to start from")
+    require_feature(model, feature("initial_state"), s.mode)
     no_cache_in_training(model)
     c = model.config
     ctl = InitialStates(s, c.num_hidden_layers, (c.num_heads, c.head_dim, c.state_size), ring)
@@ -163,3 +164,11 @@ def apply_initial_state(model:nn.Module, # a Mamba2ForCausalLM (changed in place
         block.mixer.forward = types.MethodType(initial_state_mixer_forward, block.mixer)
     model.register_forward_pre_hook(ctl.before_forward, with_kwargs=True)
     return ctl
+
+# %% ../../nbs/regularizers/01_initial_state.ipynb #2b99489e
+def initial_state_for_run(model:nn.Module, # a Mamba2ForCausalLM (changed in place)
+                          cfg, # the run's TrainingConfig
+                         ):
+    "`apply_initial_state` as a run asks for it: passed states over a Hub stream continue a row as many batches on as it has data-loader workers."
+    ring = data_workers(cfg) if cfg.initial_state.mode == "passing" and streamed(cfg) else 1
+    apply_initial_state(model, cfg, ring=max(1, ring))

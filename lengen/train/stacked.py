@@ -14,6 +14,7 @@ from safetensors.torch import load_file
 from transformers import get_scheduler
 
 from ..config import ConfigError, EVAL_METRICS, resolve_aliases
+from ..features import run_features
 from ..data import CopyTaskDataset, build_tokenizer, pack_examples
 from ..io import folder_lock, provenance, share_files, tensor_bytes, write_json
 from ..checkpoints import check_resume_config, checkpoint_problem, checkpoint_step, latest_checkpoint, rotate_checkpoints
@@ -48,7 +49,7 @@ def member_configs(cfg:DictConfig) -> list[DictConfig]:
 
 # %% ../../nbs/train/03_stacked.ipynb #1bf68748
 def stack_refusals(cfg:DictConfig) -> list[tuple]:
-    "(field, value, valid) for every setting of `cfg` the stacked engine does not train."
+    "(field, value, valid) for every setting of `cfg` the stacked engine does not train: its own list, then each run feature on that it does not train."
     c = resolve_aliases(copy.deepcopy(cfg))   # dropout.mode=pre_norm moves to residual_dropout
     checks = [
         ("model_name_or_path", cfg.model_name_or_path, "'' (a Mamba2 built from arch)", bool(cfg.model_name_or_path)),
@@ -57,16 +58,15 @@ def stack_refusals(cfg:DictConfig) -> list[tuple]:
         ("data.val_sets", list(cfg.data.val_sets), "[] (the copy task's own evaluation only)", bool(cfg.data.val_sets)),
         ("gradient_accumulation_steps", cfg.gradient_accumulation_steps, "1", cfg.gradient_accumulation_steps != 1),
         ("gradient_checkpointing", cfg.gradient_checkpointing, "false", cfg.gradient_checkpointing),
-        ("initial_state.mode", cfg.initial_state.mode, "none", cfg.initial_state.mode != "none"),
-        ("compile.torch_compile", cfg.compile.torch_compile, "false (the stacked engine compiles its own pieces)", cfg.compile.torch_compile),
         ("fsdp.enabled", cfg.fsdp.enabled, "false", cfg.fsdp.enabled),
         ("wandb.enabled", cfg.wandb.enabled, "false (each member's losses are in its trainer_state.json)", cfg.wandb.enabled),
         ("optim.optim_name", cfg.optim.optim_name, "adamw_torch_fused or adamw_torch", cfg.optim.optim_name not in ("adamw_torch_fused", "adamw_torch")),
-        ("attention_dropout.rate", c.attention_dropout.rate, "0", c.attention_dropout.rate != 0),
         ("resume_from_checkpoint", cfg.resume_from_checkpoint, "auto or null (a stack resumes from the newest step every member "
          "completed a checkpoint of)", cfg.resume_from_checkpoint not in (None, "auto")),
     ]
-    return [(f, v, ok) for f, v, ok, bad in checks if bad]
+    features = [(f.key, OmegaConf.select(c, f.key), f.off + (f" ({f.stacked})" if isinstance(f.stacked, str) else ""))
+                for f in run_features() if f.stacked is not True and f.active(c)]   # the run features it does not train (`lengen.features`)
+    return [*((f, v, ok) for f, v, ok, bad in checks if bad), *features]
 
 
 def check_stack(cfg:DictConfig):

@@ -16,8 +16,8 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from ..config import (CFG_KINDS, GROUPS, MULTIRUN_OVERRIDE, ConfigError, compose_config, finish_config, group_options, in_ipython,
                            job_dirname, run_multirun, show_config, sweep_jobs, validate_config)
-from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, copy_row_length, packed_rows_collator,
-                         packed_text, packing_collator, padding_collator, rank_and_world)
+from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, copy_row_length, data_workers,
+                         packed_rows_collator, packed_text, packing_collator, padding_collator, rank_and_world, streamed)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from .divergence import DIVERGED_EXIT, Diverged, DivergenceGuard, diverged_record, finite_weights
 from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, tidy_folders, write_json
@@ -26,32 +26,23 @@ from ..checkpoints import (RESUME_HISTORY, _checkpoints, check_resume_config, ch
 from ..models.mamba2 import no_decay_names
 from ..eval.copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
 from ..config import EVAL_METRICS
-from ..ops.kernels import apply_kernels, fused_loss, require_kernels
-from ..ops.packed import apply_packed_examples
-from ..regularizers.dropout import apply_regularizers, format_sites, resolve_sites
-from ..regularizers.initial_state import apply_initial_state
-from ..models.family import decoder_blocks, fused_kernels, require
-from ..ops.cuda_graphs import graph_blocks
+from ..features import load, run_features
+from ..ops.kernels import require_kernels
+from ..regularizers.dropout import format_sites, resolve_sites
+from ..models.family import decoder_blocks, fused_kernels, require_feature
 from ..models.build import build_model, model_skeleton
 from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval_extra_from_config
 
 # %% auto #0
-__all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'SITES_USAGE', 'data_workers', 'wandb_logged_in', 'check_wandb',
+__all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'STACKED_ENGINE', 'SITES_USAGE', 'wandb_logged_in', 'check_wandb',
            'training_arguments', 'previous_run', 'check_output_dir', 'holds_training', 'check_eval_data',
            'check_eval_output', 'saving', 'decay_parameter_names', 'LengenTrainer', 'curve_lengths',
            'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'cache_triton_autotuning',
-           'refuse_data_parallel', 'check_compile', 'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path',
-           'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume', 'write_run_records', 'resume_history',
-           'records_writer', 'run_training', 'parse_argv', 'sites_report', 'group_listing', 'interrupted_message',
-           'Terminated', 'run_command', 'bars_for_logs', 'main', 'sites_main', 'run_finished', 'job_config',
-           'train_job', 'runs_status', 'multirun_main']
-
-# %% ../../nbs/train/00_trainer.ipynb #b77fdb01
-def _streamed(cfg) -> bool: return not cfg.data.synthetic and not cfg.data.path
-
-def data_workers(cfg) -> int:
-    "`dataloader_num_workers`, or by default 4 for a Hub stream (tokenized while training) and 0 for prepared rows."
-    return cfg.dataloader_num_workers if cfg.dataloader_num_workers is not None else (4 if _streamed(cfg) else 0)
+           'refuse_data_parallel', 'check_compile', 'compile_blocks', 'Prepared', 'prepare_model', 'FirstStepTimer',
+           'train_summary', 'run_code_path', 'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume',
+           'write_run_records', 'resume_history', 'records_writer', 'run_training', 'parse_argv', 'sites_report',
+           'group_listing', 'interrupted_message', 'Terminated', 'run_command', 'bars_for_logs', 'main', 'sites_main',
+           'run_finished', 'job_config', 'train_job', 'runs_status', 'multirun_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #f0acefa3
 def wandb_logged_in() -> bool:
@@ -95,7 +86,7 @@ def training_arguments(cfg) -> TrainingArguments:
         remove_unused_columns=False, ddp_find_unused_parameters=False, use_cpu=not torch.cuda.is_available(),
         logging_nan_inf_filter=False,   # the filter reads every micro-batch's loss on the host (a GPU sync each time), and would hide a NaN from DivergenceGuard
         accelerator_config={"non_blocking": torch.cuda.is_available(),   # batches go to the GPU from pinned memory without waiting for it
-                            **({"dispatch_batches": False} if _streamed(cfg) else {})},   # a stream: each rank reads its own shard
+                            **({"dispatch_batches": False} if streamed(cfg) else {})},   # a stream: each rank reads its own shard
         **fsdp_arguments(cfg),   # FSDP when cfg.fsdp.enabled (lengen.train.distributed)
         disable_tqdm=not sys.stderr.isatty())   # in a log file: the Trainer's line per logging interval, not a bar
 
@@ -309,32 +300,42 @@ def check_compile(model, # the model the run trains
                           "mamba_ssm's fused kernels: slower, and inductor (torch 2.11) fails on that scan's chunked cumsum. "
                           "Train Mamba2 eagerly: mamba_ssm's kernels, with kernels.liger=true for its RMSNorms and loss, are the fast path.")
 
+# %% ../../nbs/train/00_trainer.ipynb #9c9ea0b7
+def compile_blocks(model, # the model the run trains
+                   cfg, # the run's TrainingConfig
+                  ):
+    "Compile each decoder block in place (`compile.torch_compile`), TorchDynamo guarding on their hooks."
+    torch._dynamo.config.skip_nnmodule_hook_guards = False   # a model whose hooks differ gets its own graph
+    for block in decoder_blocks(model): block.compile(backend=cfg.compile.backend)
+
+# %% ../../nbs/train/00_trainer.ipynb #3520e75b
+class Prepared:
+    "What `prepare_model` applied that can be undone (each feature's handle, by the feature that applied it); `remove()` undoes it, last first."
+    def __init__(self): self.handles = {}
+    def remove(self):
+        "Undo every handle (idempotent)."
+        for h in reversed(list(self.handles.values())): h.remove()
+    @property
+    def sites(self) -> list:
+        "The dropout family's sites (`lengen.regularizers.dropout.Site`), or none."
+        return next((h.sites for h in self.handles.values() if hasattr(h, "sites")), [])
+
 # %% ../../nbs/train/00_trainer.ipynb #5b3447dc
-def prepare_model(model, cfg):
-    "Swap in the run's kernels, attach its regularizers and compile blocks if asked; returns the regularizer handle (or None)."
-    if cfg.data.use_doc_masking:
-        require(model, "doc_masking", "data.use_doc_masking", True, why="transformers' Mamba2 does not pass document "
-                "boundaries to its kernels, so packed documents would silently see each other")
-    check_compile(model, cfg)
+def prepare_model(model, cfg) -> Prepared:
+    "Refuse what `model` cannot train, then apply the run's `prepare` features (`lengen.features`) in order; returns what can be undone."
+    on = [f for f in run_features("prepare") if f.active(cfg)]
+    for f in on:   # every check before any change
+        if f.needs: require_feature(model, f, OmegaConf.select(cfg, f.key))
+        if f.refuse: load(f.refuse)(model, cfg)
     model.config.use_cache = False   # training needs no KV cache, and packed-document masks are only built without one
-    if cfg.kernels.liger:   # first: the regularizers hook modules, compile traces the forwards the kernels swap in
-        apply_kernels(model, cfg)
-    if cfg.data.pack_examples:   # after the kernels (their loss serves packed batches too), before graphs (which take seq_idx)
-        apply_packed_examples(model, fused_loss if cfg.kernels.liger and cfg.kernels.fused_linear_cross_entropy else None)
-    if cfg.initial_state.mode != "none":   # before the regularizers: its mixer forward calls the modules they hook
-        passing_ring = data_workers(cfg) if cfg.initial_state.mode == "passing" and _streamed(cfg) else 1
-        apply_initial_state(model, cfg, ring=max(1, passing_ring))   # workers' batches alternate: a row continues W batches on
-    handle = None
-    if cfg.dropout.rate > 0 or cfg.residual_dropout.rate > 0 or cfg.attention_dropout.rate > 0:
-        handle = apply_regularizers(model, cfg)
     torch._dynamo.config.disable = cfg.compile.disable_dynamo
-    if cfg.compile.torch_compile:
-        torch._dynamo.config.skip_nnmodule_hook_guards = False   # a model whose hooks differ gets its own graph (below)
-        for block in decoder_blocks(model): block.compile(backend=cfg.compile.backend)
-    if cfg.compile.cuda_graphs:   # (torch_compile and gradient checkpointing beside it are refused by validate_config)
-        graph_blocks(model, max_shapes=8 if cfg.data.pack_examples else 2,   # packed streams come in a few lengths
-                     shared_pool=cfg.compile.cuda_graphs_shared_pool)
-    return handle
+    prepared, applied = Prepared(), set()
+    for f in on:
+        if not f.apply or f.apply in applied: continue   # the dropout family's three groups: one call, one handle
+        applied.add(f.apply)
+        handle = load(f.apply)(model, cfg)
+        if f.undo: prepared.handles[f.name] = handle
+    return prepared
 
 # %% ../../nbs/train/00_trainer.ipynb #5637ea5e
 class FirstStepTimer(TrainerCallback):
@@ -483,7 +484,7 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
     resume = resolve_resume(cfg, log=print if main else lambda m: None)
     records = records_writer(cfg, command, resume, check_resume_config(resume, cfg) if resume else {})   # a changed setting: refused here
     with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache; bad data is refused before a model is built
-    if cfg.initial_state.mode == "passing" and _streamed(cfg): ds = LanePackedText(ds, cfg.per_device_train_batch_size)
+    if cfg.initial_state.mode == "passing" and streamed(cfg): ds = LanePackedText(ds, cfg.per_device_train_batch_size)
     model = build_model(cfg, tok)
     if resume: check_resume(resume, model, cfg)
     prepare_model(model, cfg)
@@ -587,6 +588,8 @@ class Terminated(KeyboardInterrupt):
 
 def _terminate(signum, frame): raise Terminated()
 
+STACKED_ENGINE = "lengen.train.stacked:train_stack"   # what trains a run with stack.seeds
+
 def run_command(cfg, # a composed config (not yet validated)
                 command:dict, # the command line, for lengen_command.json
                 again:str|None=None, # the command that continues the run, said on Ctrl-C (None: say nothing)
@@ -604,9 +607,8 @@ def run_command(cfg, # a composed config (not yet validated)
         print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
         return None
     try:
-        if cfg.stack.seeds:   # several seeds as one stacked model; imported here: lengen.train.stacked builds on this module
-            from .stacked import train_stack
-            return train_stack(cfg, command=command)
+        if cfg.stack.seeds:   # several seeds as one stacked model: lengen.train.stacked, which builds on this module (named, not imported)
+            return load(STACKED_ENGINE)(cfg, command=command)
         return run_training(cfg, command=command)
     except KeyboardInterrupt as e:
         if again: print(f"lengen_train: {interrupted_message(cfg, again, 'SIGTERM' if isinstance(e, Terminated) else 'Ctrl-C')}", file=sys.stderr, flush=True)
