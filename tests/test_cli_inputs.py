@@ -2,13 +2,15 @@
 where a folder belongs (and a folder where a file belongs). Each must end in one paragraph on stderr (no traceback, no
 blank line, ending in a newline, its last line the command's own) and a non-zero exit, before any training or
 evaluation: the entry points run in this process (`main(argv)`), on tiny fixtures, offline, in seconds.
-`lengen_train`'s numeric fields are taken from the schema itself, so a field added later is swept too."""
+`lengen_train`'s numeric fields are taken from the schema itself (`run_schema`), so a field added later, or a plug-in
+run feature's, is swept too."""
 import configparser, dataclasses, importlib, typing
 from pathlib import Path
 
 import pytest
 
-from lengen.config import TrainingConfig
+from lengen.config import run_schema
+from lengen.features import run_features
 from lengen.io import call_cli, write_json
 from lengen.models.fixtures import tiny_mamba2_run
 
@@ -28,8 +30,9 @@ def entry(name:str):
     return getattr(importlib.import_module(module), fn)
 
 
-def numeric_fields(cls=TrainingConfig, prefix:str="") -> dict:
-    "Every int and float leaf of the schema (Optional ones too): dotted key -> int or float."
+def numeric_fields(cls=None, prefix:str="") -> dict:
+    "Every int and float leaf of the schema, plug-in run features' sections included (Optional ones too): dotted key -> int or float."
+    cls = cls or run_schema()
     out, hints = {}, typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         t = hints[f.name]
@@ -43,7 +46,8 @@ def numeric_fields(cls=TrainingConfig, prefix:str="") -> dict:
 
 ZERO_OK = {"schedule.warmup_steps", "dataloader_num_workers", "optim.weight_decay", "optim.max_grad_norm", "optim.adam_beta1",
            "optim.adam_beta2", "seed", "data.shuffle_seed", "data.copy_task.eval_seed", "dropout.rate", "residual_dropout.rate",
-           "attention_dropout.rate", "eval_extra.window"}   # fields where 0 means something (no warm-up, no decay, no clipping, seed 0, no dropout, no window pass)
+           "attention_dropout.rate", "eval_extra.window",   # fields where 0 means something (no warm-up, no decay, no clipping, seed 0, no dropout, no window pass)
+           *(f.key for f in run_features() if f.off == "0")}   # a run feature that 0 switches off
 
 TRAIN = ["+experiment=copy_demo", "dry_run=true"]   # refused at validation; accepted, it would only print the config
 
