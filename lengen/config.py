@@ -294,7 +294,7 @@ def run_schema(composed:bool=False, # ComposedConfig (what Hydra composes) inste
               ) -> type:
     "The schema of a run: `TrainingConfig` (`ComposedConfig`) with each plug-in run feature's config section after its fields."
     base = ComposedConfig if composed else TrainingConfig
-    extra = [(f.section, f.schema, field(default_factory=f.schema)) for f in run_features() if f.schema is not None]
+    extra = [(f.section, f.schema, dataclasses.field(default_factory=f.schema)) for f in run_features() if f.schema is not None]
     return dataclasses.make_dataclass(f"Run{base.__name__}", extra, bases=(base,)) if extra else base
 
 # %% ../nbs/core/00_config.ipynb #51830dd3
