@@ -4,7 +4,7 @@
 
 # %% ../nbs/core/00_config.ipynb #be5a55a7
 from __future__ import annotations
-import dataclasses, functools, hashlib, importlib, math, re
+import dataclasses, hashlib, importlib, math, re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -29,11 +29,11 @@ __all__ = ['FSDP_SHARDING', 'DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'CO
            'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig',
            'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig',
            'EvalExtraConfig', 'FSDPConfig', 'InitialStateConfig', 'StackConfig', 'TrainingConfig', 'StrengthConfig',
-           'ComposedConfig', 'run_schema', 'config_reference', 'ConfigError', 'parse_layers', 'check_window_kernel',
-           'parse_letters', 'check_count', 'check_number', 'check_feature', 'validate_config', 'check_fsdp',
-           'check_initial_state', 'register_schema', 'group_options', 'list_experiments', 'experiment_pair',
-           'compose_config', 'in_ipython', 'resolve_aliases', 'check_experiment_pair', 'finish_config', 'sweep_jobs',
-           'job_dirname', 'launcher_defaults', 'show_config', 'run_multirun']
+           'ComposedConfig', 'plugin_sections', 'run_schema', 'config_reference', 'ConfigError', 'parse_layers',
+           'check_window_kernel', 'parse_letters', 'check_count', 'check_number', 'check_feature', 'validate_config',
+           'check_fsdp', 'check_initial_state', 'register_schema', 'group_options', 'list_experiments',
+           'experiment_pair', 'compose_config', 'in_ipython', 'resolve_aliases', 'check_experiment_pair',
+           'finish_config', 'sweep_jobs', 'job_dirname', 'launcher_defaults', 'show_config', 'run_multirun']
 
 # %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
@@ -289,13 +289,17 @@ class ComposedConfig(TrainingConfig):
     strength: StrengthConfig = field(default_factory=StrengthConfig)  # the family's regularizer strengths (composition only)
 
 # %% ../nbs/core/00_config.ipynb #5fa669f3
-@functools.cache
+def plugin_sections() -> dict:
+    "Each plug-in run feature's config section -> its dataclass, in the registry's order (`lengen.features`)."
+    return {f.section: f.schema for f in run_features() if f.schema is not None}
+
 def run_schema(composed:bool=False, # ComposedConfig (what Hydra composes) instead of TrainingConfig
-              ) -> type:
-    "The schema of a run: `TrainingConfig` (`ComposedConfig`) with each plug-in run feature's config section after its fields."
-    base = ComposedConfig if composed else TrainingConfig
-    extra = [(f.section, f.schema, dataclasses.field(default_factory=f.schema)) for f in run_features() if f.schema is not None]
-    return dataclasses.make_dataclass(f"Run{base.__name__}", extra, bases=(base,)) if extra else base
+              ) -> DictConfig:
+    "The schema of a run as a structured config: `TrainingConfig` (`ComposedConfig`), then each plug-in's section."
+    node = OmegaConf.structured(ComposedConfig if composed else TrainingConfig)
+    with open_dict(node):
+        for section, cls in plugin_sections().items(): node[section] = OmegaConf.structured(cls)
+    return node
 
 # %% ../nbs/core/00_config.ipynb #51830dd3
 def _field_docs(cls) -> dict:
@@ -312,7 +316,7 @@ def config_reference(cls=None, # the dataclass to document (None: a run's schema
                      prefix:str="", # dotted prefix of its fields
                     ) -> list[tuple[str, str, str]]:
     "Rows (dotted key, default, meaning) for every leaf field of the schema."
-    if cls is None: return [*config_reference(TrainingConfig), *(r for f in run_features() if f.schema for r in config_reference(f.schema, f.section + "."))]
+    if cls is None: return [*config_reference(TrainingConfig), *(r for s, c in plugin_sections().items() for r in config_reference(c, s + "."))]
     rows, docs = [], _field_docs(cls)
     for f in dataclasses.fields(cls):
         key, default = prefix + f.name, _default(f)
@@ -588,16 +592,18 @@ def experiment_pair(name:str, # a shipped experiment
     return {k.removeprefix("override /"): v for d in defaults if isinstance(d, dict) for k, v in d.items() if k.startswith("override /")}
 
 # %% ../nbs/core/00_config.ipynb #f8ce9557
-def _schema_node(key:str):
-    "The dataclass at dotted `key`'s parent, or None."
-    cls = run_schema(composed=True)
-    for part in key.split(".")[:-1]:
+def _valid_keys(key:str) -> list[str]|None:
+    "The keys beside dotted `key` in the schema (its parent's fields, a plug-in's sections at the top), or None where the schema does not say."
+    parts, cls, plugins = key.split(".")[:-1], ComposedConfig, plugin_sections()
+    if parts and parts[0] in plugins: cls, parts = plugins[parts[0]], parts[1:]
+    extra = [] if key.count(".") else list(plugins)
+    for part in parts:
         f = {f.name: f for f in dataclasses.fields(cls)}.get(part)
         if f is None: return None
         default = _default(f)
         if not dataclasses.is_dataclass(default): return None
         cls = type(default)
-    return cls
+    return [f.name for f in dataclasses.fields(cls)] + extra
 
 def _unreadable(override:str, message:str) -> str:
     "Why Hydra's parser refused `override`, and how to quote the value so it reads it."
@@ -629,8 +635,8 @@ def _explain(err:Exception) -> str:
     if oc is None: return " ".join(str(err).split())
     key, msg = oc.full_key, str(oc).splitlines()[0]
     if "not in" in msg or "struct" in msg:
-        node = _schema_node(key)
-        valid = (", ".join(f.name for f in dataclasses.fields(node)) if node else
+        names = _valid_keys(key)
+        valid = (", ".join(names) if names else
                  f"see `lengen_train ... --cfg {'hydra' if key.startswith('hydra.') else 'job'}`")
         return f"unknown key `{key}`. Valid keys here: {valid}."
     return f"bad value for `{key}`: {msg}."
@@ -696,7 +702,7 @@ def finish_config(composed:DictConfig, # what Hydra composed: a `ComposedConfig`
                           f"without a family, give it: {e.full_key}=VALUE.") from None
     values.pop("strength")
     check_experiment_pair(choices)
-    cfg = OmegaConf.merge(OmegaConf.structured(run_schema()), values)
+    cfg = OmegaConf.merge(run_schema(), values)
     OmegaConf.set_struct(cfg, True)   # as Hydra hands it: an unknown key is an error
     if choices.get("family") and choices.get("regularizer"):
         pair = f"{choices['family']}_{choices['regularizer']}"

@@ -2,14 +2,14 @@
 where a folder belongs (and a folder where a file belongs). Each must end in one paragraph on stderr (no traceback, no
 blank line, ending in a newline, its last line the command's own) and a non-zero exit, before any training or
 evaluation: the entry points run in this process (`main(argv)`), on tiny fixtures, offline, in seconds.
-`lengen_train`'s numeric fields are taken from the schema itself (`run_schema`), so a field added later, or a plug-in
+`lengen_train`'s numeric fields are taken from the schema itself (`TrainingConfig` and `plugin_sections`), so a field added later, or a plug-in
 run feature's, is swept too."""
 import configparser, dataclasses, importlib, typing
 from pathlib import Path
 
 import pytest
 
-from lengen.config import run_schema
+from lengen.config import TrainingConfig, plugin_sections
 from lengen.features import run_features
 from lengen.io import call_cli, write_json
 from lengen.models.fixtures import tiny_mamba2_run
@@ -32,7 +32,7 @@ def entry(name:str):
 
 def numeric_fields(cls=None, prefix:str="") -> dict:
     "Every int and float leaf of the schema, plug-in run features' sections included (Optional ones too): dotted key -> int or float."
-    cls = cls or run_schema()
+    if cls is None: return numeric_fields(TrainingConfig) | {k: v for s, c in plugin_sections().items() for k, v in numeric_fields(c, f"{s}.").items()}
     out, hints = {}, typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         t = hints[f.name]
