@@ -9,7 +9,7 @@
 # while calls come back to back (it is given back ~30 s after a call ends); a run's checkpoints stay on its machine. So
 # a run must start and end on one machine: one machine is one wave. `start` launches `python -m lengen.experiments.sweep` in its
 # own process session (setsid nohup: it outlives the call) with a time limit that ends it before the machine goes back,
-# then waits; `wait` calls follow back to back, each printing progress from the run logs and packing every finished
+# then waits; `wait` calls follow back to back, each printing each run's progress (its progress.json: lengen.train.progress) and packing every finished
 # run's JSON into $OUT; the last one returns once the sweep has ended (at its time limit at the latest).
 #
 # Before a session's first call, here: `bash tools/stamp_source.sh` (after the last commit). It writes .gpu/source_commit,
@@ -122,29 +122,17 @@ MPSFLAG=$([ "${MPS:-1}" = 1 ] && echo --mps)
 
 running() { [ -f "$W/sweep.pid" ] && kill -0 "$(cat "$W/sweep.pid")" 2>/dev/null; }
 
-progress() {   # one line per run from its log: done or not, training steps (~, from the logged losses), evaluations, last loss
-  python3 - <<'PY'
-import json, os, pathlib, re, time
-W = pathlib.Path(os.environ["W"])
-t0 = float((W/"started").read_text()) if (W/"started").is_file() else time.time()
-print(f"--- {time.strftime('%H:%M:%S')}: {(time.time() - t0) / 60:.1f} min into the wave")
-for log in sorted(W.glob("runs/*/*/sweep.log")):
-    sweep, run, text = log.parent.parent.name, log.parent.name, log.read_text(errors="replace")
-    losses = re.findall(r"'loss': '?([-0-9.eE+]+|nan|-?inf)", text)   # a NaN loss counts: the run stops at it (lengen.train.divergence)
-    evals = sum("'copy/exact_match_accuracy@" in line for line in text.splitlines())
-    rec = W/"results"/sweep/f"{run}.json"
-    state = ("diverged" if json.loads(rec.read_text()).get("diverged") else "done") if rec.is_file() else "not done"
-    began = (log.parent/"lengen_command.json").stat().st_mtime if (log.parent/"lengen_command.json").is_file() else t0
-    print(f"{sweep}/{run}: {state}; {(time.time() - began) / 60:.1f} min since it began; ~step {50 * (len(losses) + evals)} "
-          f"(a loss logged every 50 steps, none at an evaluation), {evals} evaluations, last loss {losses[-1] if losses else '-'}")
-PY
+progress() {   # one line per run from its progress file (lengen.train.progress), the GPU's memory, the sweep's last lines
+  local began; began=$(cat "$W/started" 2>/dev/null || date +%s)
+  echo "--- $(date +%H:%M:%S): $(awk -v s="$began" -v n="$(date +%s)" 'BEGIN { printf "%.1f", (n - s) / 60 }') min into the wave"
+  python3 -m lengen.experiments.sweep --progress --work-root "$W/runs" --results-root "$W/results"
   nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu --format=csv,noheader 2>/dev/null | sed 's/^/GPU memory used, total; utilization: /'
   tail -n 4 "$W/sweep.log" 2>/dev/null
 }
 
 pack() {   # every results JSON (untar at the repository root), the logs, the progress
   (cd "$W" && tar czf "$OUT/full_sweep_results.tgz" results)
-  (cd "$W" && tar czf "$OUT/full_sweep_logs.tgz" $(ls sweep.log runs/*/*/sweep.log runs/*/*/train_summary.json 2>/dev/null))
+  (cd "$W" && tar czf "$OUT/full_sweep_logs.tgz" $(ls sweep.log runs/*/*/sweep.log runs/*/*/progress.json runs/*/*/train_summary.json 2>/dev/null))
   progress > "$OUT/progress.txt" 2>&1
   echo "packed $(find "$W/results" -name '*.json' | wc -l) results JSONs into $OUT/full_sweep_results.tgz"
 }
@@ -162,8 +150,9 @@ case $MODE in
   start)
     if running; then echo "a sweep is running already (pid $(cat "$W/sweep.pid")): waiting on it"
     else
+      python3 -m lengen.experiments.sweep ${SWEEPS:-copy_full_scale} ${SWEEP_ARGS:-} --check --results-root "$W/results" --work-root "$W/runs" \
+        || { echo "the sweep's runs do not compose here (above): 'receive' the corpus's parts first, or fix SWEEP_ARGS"; exit 2; }
       for s in ${SWEEPS:-copy_full_scale}; do   # the committed results: the sweep skips those runs
-        case $s in position_85m|failure_85m|failure_search) for r in rows rows64 rows128 rows256 rows512; do [ -d data/debian_mix/$r ] || { echo "data/debian_mix/$r is not here: 'receive' the corpus's parts first"; exit 2; }; done ;; esac
         mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
       done
       python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"

@@ -29,6 +29,8 @@ import yaml
 from ..config import (CONF_DIR, JOB_NAME, ConfigError, check_count, check_number, compose_config, in_ipython, launcher_defaults,
                            register_schema)
 from ..features import regularizer_record
+from ..eval.in_run import evaluation_record
+from ..train.progress import PROGRESS_FILE, progress_line
 from ..train.trainer import run_finished, runs_status, train_job
 from ..train.divergence import DIVERGED_EXIT, diverged_record
 from ..checkpoints import latest_checkpoint
@@ -41,7 +43,7 @@ __all__ = ['MPS_CONTROL', 'SWEEPS', 'ENGINES', 'RunSpec', 'relative_override', '
            'visible_gpus', 'GpuPicker', 'run_one', 'stack_units', 'stack_name', 'stack_command', 'run_stack',
            'run_sweep', 'replacements', 'window_rates', 'bench_command', 'concurrent_throughput', 'sweep_throughput',
            'throughput_rows', 'throughput_table', 'sweep_specs', 'job_overrides', 'in_given_folder', 'launch_sweep',
-           'collect_finished', 'check_specs', 'tally', 'stack_size', 'main']
+           'collect_finished', 'check_specs', 'tally', 'stack_size', 'progress_report', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -134,26 +136,6 @@ def count_parameters(model_dir) -> int:
     return n
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9b655f4
-def _eval_record(cfg, out:Path) -> dict:
-    "The evaluation `lengen_train` ran at the end of the run (and during it, for copy runs), as a results record."
-    if cfg.data.synthetic == "copy":
-        r, ct, curve = json.loads((out/"copy_eval.json").read_text()), cfg.data.copy_task, out/"eval_curve.json"
-        rec = {"train_range": r["train_range"], "samples": ct.eval_samples, "alphabet_size": ct.alphabet_size,
-               "eval_seed": ct.eval_seed, "results": r["results"]}
-        if curve.is_file(): rec["curve"] = json.loads(curve.read_text())["rows"]
-        return {"copy": rec}
-    if cfg.eval_extra.dataset_file:
-        r = json.loads((out/f"{cfg.eval_extra.output_name}.json").read_text())
-        keep = ("dataset_sha256", "max_length", "train_length", "window", "num_documents", "dtype", "seconds", "window_seconds")
-        curve = out/f"{cfg.eval_extra.output_name}_checkpoints.json"   # eval_extra.checkpoints: every checkpoint, evaluated by the run
-        return {"position": {"dataset_file": repo_relative(r["dataset_file"]), **{k: r[k] for k in keep if k in r},
-                             "per_position_ce": [round(v, 5) for v in r["per_position_ce"]], "doc_counts": r["doc_counts"],
-                             **({"per_position_ce_window": [round(v, 5) for v in r["per_position_ce_window"]], "window_control": r["window_control"]}
-                                if r.get("window") else {}),   # the window control (since 2026-12-05)
-                             **({"per_document": r["per_document"]} if "per_document" in r else {})},
-                **({"position_curve": json.loads(curve.read_text())["rows"]} if cfg.eval_extra.get("checkpoints") else {})}   # get: a config saved before the field
-    return {}
-
 def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                    wall_seconds:float, # seconds of the process that finished the run
                    concurrent_runs:int=1, # runs sharing the machine meanwhile
@@ -174,7 +156,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "regularizer": regularizer_record(cfg),   # each run feature's fields (lengen.features)
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "launcher": launcher, "bf16": cfg.bf16,
-            "device": summ.get("provenance", {}).get("gpu") or device_name(), **({"diverged": diverged} if diverged else _eval_record(cfg, out)),
+            "device": summ.get("provenance", {}).get("gpu") or device_name(), **({"diverged": diverged} if diverged else evaluation_record(cfg, out)),
             "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"})}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #8476aae2
@@ -632,6 +614,16 @@ def stack_size(sweeps:list[str], # the sweeps run together
     if engine == "auto": return 0 if own < 2 else (size or own)
     return size or own or 16
 
+def progress_report(work_root, # run folders: <work_root>/<sweep>/<run>
+                    results_root) -> list[str]:
+    "One line per run folder under `work_root` (`lengen.train.progress.progress_line`; a stack's own folder, which holds its log only, left out)."
+    out = []
+    for d in sorted(p for p in Path(work_root).glob("*/*") if p.is_dir() and "-stack-" not in p.name):
+        if not ((d/"sweep.log").is_file() or (d/PROGRESS_FILE).is_file()): continue
+        rec = Path(results_root)/d.parent.name/f"{d.name}.json"
+        out.append(progress_line(f"{d.parent.name}/{d.name}", d, json.loads(rec.read_text()) if rec.is_file() else None))
+    return out
+
 def main(argv:list[str]|None=None) -> int:
     "Entry point of `python -m lengen.experiments.sweep`."
     p = argparse.ArgumentParser(prog="lengen_sweep", description="Train and evaluate the runs of named sweeps, several at "
@@ -660,14 +652,21 @@ def main(argv:list[str]|None=None) -> int:
     p.add_argument("--launcher-set", action="append", default=[], metavar="KEY=VALUE",
                    help="with --launcher: a Hydra override for the launcher, e.g. hydra.launcher.partition=gpu (repeatable)")
     p.add_argument("--collect", action="store_true", help="run nothing: write the results JSON of every finished run in --work-root")
+    p.add_argument("--check", action="store_true", help="run nothing: compose every run's config as the runs would (a bad override "
+                   "or a missing corpus is refused, exit status 2)")
+    p.add_argument("--progress", action="store_true", help="run nothing: one line per run folder in --work-root, from its progress "
+                   "file (step, evaluations, last loss, phase) and whether --results-root holds its record")
     p.add_argument("--throughput", metavar="EXPERIMENT", help="run no sweep: measure the training steps/s of --runs concurrent "
                    "`lengen_bench --train-loop EXPERIMENT` processes (with --mps, --set, --steps, --out)")
     p.add_argument("--runs", default="1,4,8", help="with --throughput: comma-separated numbers of processes at once")
     p.add_argument("--steps", type=int, default=600, help="with --throughput: training steps of each process")
     p.add_argument("--out", default=None, help="with --throughput: also write the report (JSON) here")
     a = p.parse_args(argv)
-    if bool(a.sweeps) == bool(a.throughput): p.error("name one or more sweeps, or --throughput EXPERIMENT")
+    if bool(a.sweeps) == bool(a.throughput) and not a.progress: p.error("name one or more sweeps, or --throughput EXPERIMENT, or --progress")
     def run():
+        if a.progress:
+            print("\n".join(progress_report(a.work_root, a.results_root)) or f"no run folders in {a.work_root}")
+            return
         if a.throughput:
             if a.out: check_output_file(a.out, "--out")   # before the measurement, not after it
             rep = sweep_throughput(a.throughput, _ints("--runs", a.runs), a.mps, a.steps, a.set)
@@ -678,6 +677,9 @@ def main(argv:list[str]|None=None) -> int:
         for root, field in ((a.results_root, "--results-root"), (a.work_root, "--work-root")): check_writable(root, field)   # before any run
         specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only is not None else None)
         specs += replacements(specs, a.results_root)   # a diverged run's setting runs its next seed
+        if a.check:
+            check_specs(specs); print(f"{len(specs)} runs compose")
+            return
         if a.collect:
             print("\n".join(f"wrote {repo_relative(p)}" for p in collect_finished(specs, a.results_root, a.work_root)) or "no finished run without a record")
             return

@@ -23,8 +23,10 @@ from ..models.stacked import COMPILE, StackedMamba2, StackedStepper
 from ..ops.decode import GreedyDecoder
 from ..eval.copy_task import answer_matches, copy_eval_examples, format_length_table, save_length_eval
 from ..regularizers.dropout import resolve_sites, site_function
-from .trainer import (cache_triton_autotuning, check_output_dir, curve_lengths, decay_parameter_names, eval_curve,
-                                  records_writer, run_finished, saving, train_summary)
+from ..eval.in_run import curve_lengths, eval_curve, in_run_evaluations
+from .progress import ProgressFile
+from .trainer import (cache_triton_autotuning, check_output_dir, decay_parameter_names, records_writer, run_finished,
+                                  saving, train_summary)
 from .divergence import Diverged
 
 # %% auto #0
@@ -49,7 +51,7 @@ def member_configs(cfg:DictConfig) -> list[DictConfig]:
 
 # %% ../../nbs/train/03_stacked.ipynb #1bf68748
 def stack_refusals(cfg:DictConfig) -> list[tuple]:
-    "(field, value, valid) for every setting of `cfg` the stacked engine does not train: its own list, then each run feature on that it does not train."
+    "(field, value, valid) for every setting of `cfg` the stacked engine does not train: its own list, then each run feature on that it does not train, then each in-run evaluation it does not make."
     c = resolve_aliases(copy.deepcopy(cfg))   # dropout.mode=pre_norm moves to residual_dropout
     checks = [
         ("model_name_or_path", cfg.model_name_or_path, "'' (a Mamba2 built from arch)", bool(cfg.model_name_or_path)),
@@ -66,7 +68,8 @@ def stack_refusals(cfg:DictConfig) -> list[tuple]:
     ]
     features = [(f.key, OmegaConf.select(c, f.key), f.off + (f" ({f.stacked})" if isinstance(f.stacked, str) else ""))
                 for f in run_features() if f.stacked is not True and f.active(c)]   # the run features it does not train (`lengen.features`)
-    return [*((f, v, ok) for f, v, ok, bad in checks if bad), *features]
+    evaluations = [(e.key, OmegaConf.select(c, e.key), e.off) for e in in_run_evaluations(c) if not e.stacked]   # (lengen.eval.in_run)
+    return [*((f, v, ok) for f, v, ok, bad in checks if bad), *features, *evaluations]
 
 
 def check_stack(cfg:DictConfig):
@@ -452,6 +455,8 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
     resumed = [Path(m.output_dir)/f"checkpoint-{start}" if start else None for m in members]
     writers = [records_writer(m, command, ck, check_resume_config(ck, m) if ck else {}) for m, ck in zip(members, resumed)]   # each written once its run has a file of its own
     diverged, last_finite, per_epoch = [None] * K, [None] * K, ct.num_train / cfg.per_device_train_batch_size
+    progress = [ProgressFile(m.output_dir, m.max_steps) for m in members]   # each member's progress.json (lengen.train.progress)
+    for p in progress: p.write(step=start or 0)
     t0, step = time.time(), start or 0
     for batch in loader:
         step += 1
@@ -462,22 +467,31 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
         if cfg.eval_steps and step % cfg.eval_steps == 0:   # before the loss, as the Trainer logs them
             evals = evaluate_copy_stack(stack, tok, curve_lengths(ct), cfg.data.val_max_samples, ct.alphabet_size, ct.eval_seed)
             for k in range(K):
-                if not diverged[k]: histories[k].append({**{f"copy/{mm}@{r['length']}": r[mm] for r in evals[k] for mm in EVAL_METRICS}, "step": step})
+                if not diverged[k]:
+                    histories[k].append({**{f"copy/{mm}@{r['length']}": r[mm] for r in evals[k] for mm in EVAL_METRICS}, "step": step})
+                    progress[k].evaluated("generation", step)
         if step % cfg.logging_steps == 0 or step == cfg.max_steps:
             losses = step_fn.take_losses()
             log_members(histories, diverged, last_finite, losses, step_fn.grad_norm.cpu(), step, cfg.optim.lr * lrs[step - 1], step / per_epoch)
+            for k, p in enumerate(progress):
+                if p.state["phase"] == "training": p.write(step=step, loss=float(losses[k]), phase="diverged" if diverged[k] else "training")
             log(f"step {step}: " + " ".join(f"{v:.4f}" for v in losses.tolist()))
         if step % cfg.save_steps == 0:
             for k, m in enumerate(members):
                 if not diverged[k]: save_member_checkpoint(stack, k, opt, models[0], m, tok, step, histories[k]); writers[k]()
         if all(diverged): break
     train_seconds = time.time() - t0
+    for k, p in enumerate(progress):
+        if not diverged[k]: p.write(phase="evaluating")
     finals = evaluate_copy_stack(stack, tok, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed) if not all(diverged) else [None] * K
+    for k, p in enumerate(progress):
+        if not diverged[k]: p.evaluated("copy")
     code = stack_code_path(cfg, dev.type == "cuda")
     for w in writers: w()
     metrics = {m.seed: finish_member(stack, k, m, tok, histories[k], diverged[k], finals[k], step, train_seconds,
                                      provenance(code, stack={"seeds": [x.seed for x in members], "member": k}))
                for k, m in enumerate(members)}
+    for k, p in enumerate(progress): p.write(phase="diverged" if diverged[k] else "finished")
     for k, m in enumerate(members):
         if not diverged[k]: log(f"seed {m.seed}:\n" + format_length_table(finals[k], (ct.min_len, ct.max_len)))
     if bad := [k for k in range(K) if diverged[k]]:   # every member's folder is written: now say so, as lengen_train says it of a run

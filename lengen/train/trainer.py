@@ -24,8 +24,8 @@ from ..io import check_writable, disk_faults, folder_lock, provenance, share_fil
 from ..checkpoints import (RESUME_HISTORY, _checkpoints, check_resume_config, checkpoint_problem, checkpoint_step, latest_checkpoint,
                                 resolve_checkpoint, resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
 from ..models.mamba2 import no_decay_names
-from ..eval.copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
-from ..config import EVAL_METRICS
+from ..eval.in_run import evaluation_outputs, in_run_evaluations
+from .progress import ProgressFile
 from ..features import load, run_features
 from ..ops.kernels import require_kernels
 from ..regularizers.dropout import format_sites, resolve_sites
@@ -36,13 +36,12 @@ from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval
 # %% auto #0
 __all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'STACKED_ENGINE', 'SITES_USAGE', 'wandb_logged_in', 'check_wandb',
            'training_arguments', 'previous_run', 'check_output_dir', 'holds_training', 'check_eval_data',
-           'check_eval_output', 'saving', 'decay_parameter_names', 'LengenTrainer', 'curve_lengths',
-           'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'cache_triton_autotuning',
+           'check_eval_output', 'saving', 'decay_parameter_names', 'LengenTrainer', 'cache_triton_autotuning',
            'refuse_data_parallel', 'check_compile', 'compile_blocks', 'Prepared', 'prepare_model', 'FirstStepTimer',
-           'train_summary', 'run_code_path', 'run_notes', 'final_copy_eval', 'check_model_source', 'check_resume',
-           'write_run_records', 'resume_history', 'records_writer', 'run_training', 'parse_argv', 'sites_report',
-           'group_listing', 'interrupted_message', 'Terminated', 'run_command', 'bars_for_logs', 'main', 'sites_main',
-           'run_finished', 'job_config', 'train_job', 'runs_status', 'multirun_main']
+           'train_summary', 'run_code_path', 'run_notes', 'check_model_source', 'check_resume', 'write_run_records',
+           'resume_history', 'records_writer', 'run_training', 'parse_argv', 'sites_report', 'group_listing',
+           'interrupted_message', 'Terminated', 'run_command', 'bars_for_logs', 'main', 'sites_main', 'run_finished',
+           'job_config', 'train_job', 'runs_status', 'multirun_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #f0acefa3
 def wandb_logged_in() -> bool:
@@ -92,7 +91,7 @@ def training_arguments(cfg) -> TrainingArguments:
 
 # %% ../../nbs/train/00_trainer.ipynb #5b3e29f1
 RUN_OUTPUTS = ("lengen_command.json", RESUME_HISTORY, "lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
-               "model.safetensors.index.json", "training_args.bin", "copy_eval.json", "copy_eval.html", "eval_curve.json")  # what a run writes beside its checkpoints
+               "model.safetensors.index.json", "training_args.bin", *evaluation_outputs())  # what a run writes beside its checkpoints
 
 def previous_run(output_dir) -> list[str]:
     "What of another run `output_dir` holds: its checkpoints and its outputs."
@@ -218,51 +217,6 @@ class LengenTrainer(Trainer):
                 shutil.rmtree(staging)   # with anything an interrupted save of another step left there
                 rotate_checkpoints(real, self.args.save_total_limit, keep=self.state.best_model_checkpoint)
         if self.args.world_size > 1: torch.distributed.barrier()
-
-# %% ../../nbs/train/00_trainer.ipynb #c69e7d66
-def curve_lengths(ct, # the run's `data.copy_task`
-                 ) -> list[int]:
-    "The string lengths evaluated during training: `ct.eval_lengths` less `ct.end_only_lengths`."
-    return [L for L in ct.eval_lengths if L not in set(ct.end_only_lengths)]
-
-# %% ../../nbs/train/00_trainer.ipynb #8365c98a
-def generation_metrics(model, tokenizer, cfg) -> dict:
-    "Every metric of the copy sweep at each length, and the `data.eval_metric` of each val set (`data.val_max_samples` each), for logging."
-    d, m, out = cfg.data, cfg.data.eval_metric, {}
-    n = d.val_max_samples
-    if d.synthetic == "copy":
-        ct = d.copy_task
-        for r in evaluate_copy(model, tokenizer, curve_lengths(ct), n, ct.alphabet_size, ct.eval_seed, d.val_batch_size, progress=False):
-            out.update({f"copy/{k}@{r['length']}": r[k] for k in EVAL_METRICS})
-    for path in d.val_sets:
-        ds = datasets.load_from_disk(path)
-        ds = ds.select(range(min(n, len(ds))))
-        enc = lambda t: tokenizer(t, add_special_tokens=False)["input_ids"]
-        sc = score_examples(model, [(enc(p), enc(a)) for p, a in zip(ds["prompt"], ds["answer"])],
-                            tokenizer.eos_token_id, tokenizer.pad_token_id, d.val_batch_size)
-        out[f"{Path(path).name}/{m}"] = sum(s[m] for s in sc) / len(sc)
-    return out
-
-# %% ../../nbs/train/00_trainer.ipynb #4e1523c7
-def eval_curve(log_history:list[dict], # the Trainer's `state.log_history`
-               cfg) -> dict:
-    "The copy metrics logged during training: one row per evaluation and string length (`eval_curve.json`)."
-    lengths = curve_lengths(cfg.data.copy_task)
-    rows = [{"step": h["step"], "length": L, "n": cfg.data.val_max_samples, **{m: h[f"copy/{m}@{L}"] for m in EVAL_METRICS}}
-            for h in log_history for L in lengths if f"copy/{EVAL_METRICS[0]}@{L}" in h]
-    return {"metrics": list(EVAL_METRICS), "rows": rows}
-
-# %% ../../nbs/train/00_trainer.ipynb #82911e61
-class GenerationEvalCallback(TrainerCallback):
-    "Every `every` steps, log `generation_metrics` through the trainer."
-    def __init__(self, trainer, tokenizer, cfg, every:int):
-        self.trainer, self.tok, self.cfg, self.every = trainer, tokenizer, cfg, every
-    def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step % self.every or not state.is_world_process_zero: return
-        model = self.trainer.accelerator.unwrap_model(self.trainer.model)
-        loss_due = control.should_log   # `log` clears it: the step's loss would then go unlogged
-        self.trainer.log(generation_metrics(model, self.tok, self.cfg))
-        control.should_log = loss_due
 
 # %% ../../nbs/train/00_trainer.ipynb #2e2c4caa
 def cache_triton_autotuning() -> int:
@@ -397,18 +351,6 @@ def _left_to_run_notes(record) -> bool:
     "A logging filter: transformers' reference-path warnings are left out (`run_notes` says it once)."
     return REFERENCE_PATH_WARNING not in record.getMessage()
 
-# %% ../../nbs/train/00_trainer.ipynb #c078c8a7
-def final_copy_eval(model, tokenizer, cfg) -> dict:
-    "Full copy-task length sweep of a trained model: JSON + HTML in output_dir, a printed table; returns a summary."
-    ct = cfg.data.copy_task
-    rows = evaluate_copy(model, tokenizer, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed, cfg.data.val_batch_size)
-    paths = save_length_eval(rows, cfg.output_dir, train_range=(ct.min_len, ct.max_len),
-                             meta={"checkpoint": cfg.output_dir, "run": Path(cfg.output_dir).name, "max_steps": cfg.max_steps})
-    print(format_length_table(rows, (ct.min_len, ct.max_len)))
-    print(f"wrote {paths['json']} and {paths['html']}")
-    ind = [r for r in rows if ct.min_len <= r["length"] <= ct.max_len]
-    return {"in_distribution_exact_match": min((r["exact_match_accuracy"] for r in ind), default=float("nan")), **paths}
-
 # %% ../../nbs/train/00_trainer.ipynb #0596be40
 def check_model_source(cfg, tokenizer):
     "Refuse a `model_name_or_path` whose files are damaged, or whose embeddings the run's tokenizer does not fit."
@@ -490,11 +432,13 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
     prepare_model(model, cfg)
     trainer = LengenTrainer(model=model, args=args, train_dataset=ds, data_collator=_collator(cfg, tok),
                             processing_class=tok, lengen_cfg=cfg, run_records=records)
-    if cfg.eval_steps: trainer.add_callback(GenerationEvalCallback(trainer, tok, cfg, cfg.eval_steps))
+    evaluations, progress = in_run_evaluations(cfg), ProgressFile(cfg.output_dir, cfg.max_steps) if main else None   # lengen.eval.in_run
+    for e in evaluations:
+        if e.during: trainer.add_callback(e.during(trainer, tok, cfg, progress))
     if main:
         for note in run_notes(model, cfg): print(f"lengen_train: {note}", flush=True)
         if resume: print(f"lengen_train: resuming from {resume} (step {checkpoint_step(resume)} of {cfg.max_steps})", flush=True)
-    for cb in [FirstStepTimer(cfg), *callbacks]: trainer.add_callback(cb)
+    for cb in [FirstStepTimer(cfg), *([progress] if progress else []), *callbacks]: trainer.add_callback(cb)
     t0 = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
     metrics = {"train_loss": result.training_loss, "train_seconds": time.time() - t0}
@@ -508,13 +452,14 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
             OmegaConf.save(cfg, Path(cfg.output_dir)/"lengen_config.yaml")
             summary = {**train_summary(cfg, trainer.state.global_step, args.world_size, metrics), **({"diverged": found} if found else {}),
                        "provenance": provenance(run_code_path(model, cfg))}
-            if cfg.data.synthetic == "copy" and cfg.eval_steps:
-                write_json(eval_curve(trainer.state.log_history, cfg), Path(cfg.output_dir)/"eval_curve.json")
+            for e in evaluations:
+                if e.logged: e.logged(trainer.state.log_history, cfg)   # what was logged while training, a diverged run's too
             if not found:   # a diverged run is not evaluated
-                if cfg.data.synthetic == "copy": metrics.update(final_copy_eval(trainer.model, tok, cfg))
-                if cfg.eval_extra.dataset_file: metrics.update(eval_extra_from_config(cfg, ckpt=cfg.output_dir))
-                if cfg.eval_extra.checkpoints: metrics.update(eval_checkpoints_from_config(cfg, tokens_per_step=summary["tokens_per_step"]))
+                progress.write(phase="evaluating")
+                for e in evaluations:
+                    if e.final: metrics.update(e.final(trainer.model, tok, cfg, summary)); progress.evaluated(e.name)
             write_json(summary, Path(cfg.output_dir)/"train_summary.json")   # last: a run whose train_summary.json exists has finished
+            progress.write(phase="diverged" if found else "finished")
     if found:
         if args.world_size > 1: torch.distributed.barrier()   # rank 0 has written train_summary.json before any rank exits
         raise Diverged(found, cfg.output_dir, latest_checkpoint(cfg.output_dir))
