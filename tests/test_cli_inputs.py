@@ -43,7 +43,7 @@ def numeric_fields(cls=TrainingConfig, prefix:str="") -> dict:
 
 ZERO_OK = {"schedule.warmup_steps", "dataloader_num_workers", "optim.weight_decay", "optim.max_grad_norm", "optim.adam_beta1",
            "optim.adam_beta2", "seed", "data.shuffle_seed", "data.copy_task.eval_seed", "dropout.rate", "residual_dropout.rate",
-           "attention_dropout.rate"}   # fields where 0 means something (no warm-up, no decay, no clipping, seed 0, no dropout)
+           "attention_dropout.rate", "eval_extra.window"}   # fields where 0 means something (no warm-up, no decay, no clipping, seed 0, no dropout, no window pass)
 
 TRAIN = ["+experiment=copy_demo", "dry_run=true"]   # refused at validation; accepted, it would only print the config
 
