@@ -581,7 +581,7 @@ def interrupted_message(cfg, # the run's config
              else "it has no complete checkpoint yet, so it would start over")
     return f"interrupted ({how}): the run in {cfg.output_dir} stopped; {where}. To continue it: {again}"
 
-# %% ../../nbs/train/00_trainer.ipynb #a95e1586
+# %% ../../nbs/train/00_trainer.ipynb #a96e15a6
 ENGINES = {"stacked": "lengen.train.stacked:train_stack"}   # training engines beside the HF Trainer's, by import string
 
 def engine(name:str): # a key of `ENGINES`
