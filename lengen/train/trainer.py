@@ -34,14 +34,14 @@ from ..models.build import build_model, model_skeleton
 from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval_extra_from_config
 
 # %% auto #0
-__all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'STACKED_ENGINE', 'SITES_USAGE', 'wandb_logged_in', 'check_wandb',
+__all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'ENGINES', 'SITES_USAGE', 'wandb_logged_in', 'check_wandb',
            'training_arguments', 'previous_run', 'check_output_dir', 'holds_training', 'check_eval_data',
            'check_eval_output', 'saving', 'decay_parameter_names', 'LengenTrainer', 'cache_triton_autotuning',
            'refuse_data_parallel', 'check_compile', 'compile_blocks', 'Prepared', 'prepare_model', 'FirstStepTimer',
            'train_summary', 'run_code_path', 'run_notes', 'check_model_source', 'check_resume', 'write_run_records',
            'resume_history', 'records_writer', 'run_training', 'parse_argv', 'sites_report', 'group_listing',
-           'interrupted_message', 'Terminated', 'run_command', 'bars_for_logs', 'main', 'sites_main', 'run_finished',
-           'job_config', 'train_job', 'runs_status', 'multirun_main']
+           'interrupted_message', 'engine', 'Terminated', 'run_command', 'bars_for_logs', 'main', 'sites_main',
+           'run_finished', 'job_config', 'train_job', 'runs_status', 'multirun_main']
 
 # %% ../../nbs/train/00_trainer.ipynb #f0acefa3
 def wandb_logged_in() -> bool:
@@ -527,13 +527,18 @@ def interrupted_message(cfg, # the run's config
              else "it has no complete checkpoint yet, so it would start over")
     return f"interrupted ({how}): the run in {cfg.output_dir} stopped; {where}. To continue it: {again}"
 
+# %% ../../nbs/train/00_trainer.ipynb #a96e15a6
+ENGINES = {"stacked": "lengen.train.stacked:train_stack"}   # training engines beside the HF Trainer's, by import string
+
+def engine(name:str): # a key of `ENGINES`
+    "The function that trains a run with engine `name`, imported when asked for (the engines build on this module)."
+    return load(ENGINES[name])
+
 # %% ../../nbs/train/00_trainer.ipynb #08331306
 class Terminated(KeyboardInterrupt):
     "SIGTERM, raised where the process is, as Ctrl-C raises `KeyboardInterrupt`: the run stops the same way, and says so."
 
 def _terminate(signum, frame): raise Terminated()
-
-STACKED_ENGINE = "lengen.train.stacked:train_stack"   # what trains a run with stack.seeds
 
 def run_command(cfg, # a composed config (not yet validated)
                 command:dict, # the command line, for lengen_command.json
@@ -552,8 +557,7 @@ def run_command(cfg, # a composed config (not yet validated)
         print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
         return None
     try:
-        if cfg.stack.seeds:   # several seeds as one stacked model: lengen.train.stacked, which builds on this module (named, not imported)
-            return load(STACKED_ENGINE)(cfg, command=command)
+        if cfg.stack.seeds: return engine("stacked")(cfg, command=command)   # several seeds as one stacked model
         return run_training(cfg, command=command)
     except KeyboardInterrupt as e:
         if again: print(f"lengen_train: {interrupted_message(cfg, again, 'SIGTERM' if isinstance(e, Terminated) else 'Ctrl-C')}", file=sys.stderr, flush=True)
