@@ -83,6 +83,11 @@ class Sweep:
     seeds_of:dict = field(default_factory=dict) # label -> the only seeds that setting runs (a setting that needs fewer)
     stack:int = 0 # seeds of one setting trained together as one stacked model (`lengen.train.stacked`) by default; 0: one run a process
     replace_diverged:bool = True # a diverged run's setting runs a further seed (`replacements`); False where a protocol forbids it
+    def corpus(self, data_root=None, # the folder `--data-root` names instead of `data`
+              ) -> str|None:
+        "The text corpus its runs read (`data_root`, or its own `data`), or None where no override names `{data}`."
+        overrides = [*self.scale, *(o for _, ovr in self.settings.values() for o in ovr)]
+        return str(data_root or self.data) if any("{data}" in o for o in overrides) else None
     def specs(self, seeds=None, # default: the sweep's
               scale=None, # default: the sweep's reduced scale; [] = the shipped experiments as they are
               data_root=None, # fills `{data}` in overrides; default: the sweep's `data` folder of the repository
@@ -653,7 +658,7 @@ def main(argv:list[str]|None=None) -> int:
                    help="with --launcher: a Hydra override for the launcher, e.g. hydra.launcher.partition=gpu (repeatable)")
     p.add_argument("--collect", action="store_true", help="run nothing: write the results JSON of every finished run in --work-root")
     p.add_argument("--check", action="store_true", help="run nothing: compose every run's config as the runs would (a bad override "
-                   "or a missing corpus is refused, exit status 2)")
+                   "or a missing corpus is refused, exit status 2) and name each sweep's corpus")
     p.add_argument("--progress", action="store_true", help="run nothing: one line per run folder in --work-root, from its progress "
                    "file (step, evaluations, last loss, phase) and whether --results-root holds its record")
     p.add_argument("--throughput", metavar="EXPERIMENT", help="run no sweep: measure the training steps/s of --runs concurrent "
@@ -678,7 +683,8 @@ def main(argv:list[str]|None=None) -> int:
         specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only is not None else None)
         specs += replacements(specs, a.results_root)   # a diverged run's setting runs its next seed
         if a.check:
-            check_specs(specs); print(f"{len(specs)} runs compose")
+            check_specs(specs)
+            for n in a.sweeps: print(f"{n}: {sum(s.sweep == n for s in specs)} runs compose; corpus: {SWEEPS[n].corpus(a.data_root) or 'none'}")
             return
         if a.collect:
             print("\n".join(f"wrote {repo_relative(p)}" for p in collect_finished(specs, a.results_root, a.work_root)) or "no finished run without a record")

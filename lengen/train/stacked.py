@@ -23,8 +23,8 @@ from ..models.stacked import COMPILE, StackedMamba2, StackedStepper
 from ..ops.decode import GreedyDecoder
 from ..eval.copy_task import answer_matches, copy_eval_examples, format_length_table, save_length_eval
 from ..regularizers.dropout import resolve_sites, site_function
-from ..eval.in_run import curve_lengths, eval_curve, in_run_evaluations
-from .progress import ProgressFile
+from ..eval.in_run import curve_lengths, in_run_evaluations
+from .progress import ProgressFile, ended_by_errors
 from .trainer import (cache_triton_autotuning, check_output_dir, decay_parameter_names, records_writer, run_finished,
                                   saving, train_summary)
 from .divergence import Diverged
@@ -385,7 +385,10 @@ def train_stack(cfg:DictConfig, # a composed, validated config with `stack.seeds
             check_output_dir(m, clear=False)
             locks.enter_context(folder_lock(m.output_dir, "stack.output_dirs"))
             check_output_dir(m)
-        return _train_stack_locked(cfg, members, tok, command, log)
+        if done := [m.output_dir for m in members if run_finished(m.output_dir)]:
+            raise ConfigError("stack.seeds", list(cfg.stack.seeds), "seeds whose folders hold no finished run", hint=f"{', '.join(done)} finished already.")
+        progress = [ProgressFile(m.output_dir, m.max_steps) for m in members]   # each member's lengen_progress.json (lengen.train.progress)
+        with ended_by_errors(*progress): return _train_stack_locked(cfg, members, tok, command, log, progress)
 
 # %% ../../nbs/train/03_stacked.ipynb #38d17f61
 def resume_members(members:list[DictConfig], models:list, log) -> tuple[int|None, list[list]]:
@@ -430,7 +433,8 @@ def finish_member(stack:StackedMamba2, k:int, m:DictConfig, tok, history:list, d
         model = stack.member_model(k); model.config.use_cache = True
         model.save_pretrained(out); share_files(out); tok.save_pretrained(out)
     OmegaConf.save(m, out/"lengen_config.yaml")
-    if m.eval_steps: write_json(eval_curve(history, m), out/"eval_curve.json")
+    for e in in_run_evaluations(m):
+        if e.logged: e.logged(history, m)   # what was logged while training (eval_curve.json), a diverged member's too
     if not diverged:
         paths = save_length_eval(final, out, train_range=(ct.min_len, ct.max_len), meta={"run": out.name, "max_steps": m.max_steps})
         ind = [r for r in final if ct.min_len <= r["length"] <= ct.max_len]
@@ -439,11 +443,9 @@ def finish_member(stack:StackedMamba2, k:int, m:DictConfig, tok, history:list, d
                out/"train_summary.json")   # last: a folder whose train_summary.json exists holds a finished run
     return metrics
 
-def _train_stack_locked(cfg, members, tok, command, log) -> dict:
+def _train_stack_locked(cfg, members, tok, command, log, progress:list) -> dict:
     "`train_stack` once the members' folders are checked and locked: build, stack, train, save, evaluate, finish each member."
     dev, K, ct = torch.device("cuda" if torch.cuda.is_available() else "cpu"), len(members), cfg.data.copy_task
-    if done := [m.output_dir for m in members if run_finished(m.output_dir)]:
-        raise ConfigError("stack.seeds", list(cfg.stack.seeds), "seeds whose folders hold no finished run", hint=f"{', '.join(done)} finished already.")
     models = [build_model(m, tok) for m in members]   # each seeded as its standalone run is
     start, histories = resume_members(members, models, log)
     stack = StackedMamba2.from_models(models).to(dev).train()
@@ -455,7 +457,6 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
     resumed = [Path(m.output_dir)/f"checkpoint-{start}" if start else None for m in members]
     writers = [records_writer(m, command, ck, check_resume_config(ck, m) if ck else {}) for m, ck in zip(members, resumed)]   # each written once its run has a file of its own
     diverged, last_finite, per_epoch = [None] * K, [None] * K, ct.num_train / cfg.per_device_train_batch_size
-    progress = [ProgressFile(m.output_dir, m.max_steps) for m in members]   # each member's progress.json (lengen.train.progress)
     for p in progress: p.write(step=start or 0)
     t0, step = time.time(), start or 0
     for batch in loader:
@@ -474,7 +475,8 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
             losses = step_fn.take_losses()
             log_members(histories, diverged, last_finite, losses, step_fn.grad_norm.cpu(), step, cfg.optim.lr * lrs[step - 1], step / per_epoch)
             for k, p in enumerate(progress):
-                if p.state["phase"] == "training": p.write(step=step, loss=float(losses[k]), phase="diverged" if diverged[k] else "training")
+                if p.state["status"] == "running": p.write(step=step, loss=float(losses[k]))
+                if diverged[k]: p.ended("diverged")
             log(f"step {step}: " + " ".join(f"{v:.4f}" for v in losses.tolist()))
         if step % cfg.save_steps == 0:
             for k, m in enumerate(members):
@@ -482,7 +484,7 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
         if all(diverged): break
     train_seconds = time.time() - t0
     for k, p in enumerate(progress):
-        if not diverged[k]: p.write(phase="evaluating")
+        if not diverged[k]: p.write(evaluating="copy")
     finals = evaluate_copy_stack(stack, tok, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed) if not all(diverged) else [None] * K
     for k, p in enumerate(progress):
         if not diverged[k]: p.evaluated("copy")
@@ -491,7 +493,7 @@ def _train_stack_locked(cfg, members, tok, command, log) -> dict:
     metrics = {m.seed: finish_member(stack, k, m, tok, histories[k], diverged[k], finals[k], step, train_seconds,
                                      provenance(code, stack={"seeds": [x.seed for x in members], "member": k}))
                for k, m in enumerate(members)}
-    for k, p in enumerate(progress): p.write(phase="diverged" if diverged[k] else "finished")
+    for k, p in enumerate(progress): p.ended("diverged" if diverged[k] else "finished")
     for k, m in enumerate(members):
         if not diverged[k]: log(f"seed {m.seed}:\n" + format_length_table(finals[k], (ct.min_len, ct.max_len)))
     if bad := [k for k in range(K) if diverged[k]]:   # every member's folder is written: now say so, as lengen_train says it of a run

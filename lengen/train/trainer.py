@@ -25,7 +25,7 @@ from ..checkpoints import (RESUME_HISTORY, _checkpoints, check_resume_config, ch
                                 resolve_checkpoint, resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
 from ..models.mamba2 import no_decay_names
 from ..eval.in_run import evaluation_outputs, in_run_evaluations
-from .progress import ProgressFile
+from .progress import ProgressFile, ended_by_errors
 from ..features import load, run_features
 from ..ops.kernels import require_kernels
 from ..regularizers.dropout import format_sites, resolve_sites
@@ -34,8 +34,8 @@ from ..models.build import build_model, model_skeleton
 from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval_extra_from_config
 
 # %% auto #0
-__all__ = ['RUN_OUTPUTS', 'REFERENCE_PATH_WARNING', 'USAGE', 'ENGINES', 'SITES_USAGE', 'wandb_logged_in', 'check_wandb',
-           'training_arguments', 'previous_run', 'check_output_dir', 'holds_training', 'check_eval_data',
+__all__ = ['RUN_RECORDS', 'REFERENCE_PATH_WARNING', 'USAGE', 'ENGINES', 'SITES_USAGE', 'wandb_logged_in', 'check_wandb',
+           'training_arguments', 'run_outputs', 'previous_run', 'check_output_dir', 'holds_training', 'check_eval_data',
            'check_eval_output', 'saving', 'decay_parameter_names', 'LengenTrainer', 'cache_triton_autotuning',
            'refuse_data_parallel', 'check_compile', 'compile_blocks', 'Prepared', 'prepare_model', 'FirstStepTimer',
            'train_summary', 'run_code_path', 'run_notes', 'check_model_source', 'check_resume', 'write_run_records',
@@ -90,13 +90,17 @@ def training_arguments(cfg) -> TrainingArguments:
         disable_tqdm=not sys.stderr.isatty())   # in a log file: the Trainer's line per logging interval, not a bar
 
 # %% ../../nbs/train/00_trainer.ipynb #5b3e29f1
-RUN_OUTPUTS = ("lengen_command.json", RESUME_HISTORY, "lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
-               "model.safetensors.index.json", "training_args.bin", *evaluation_outputs())  # what a run writes beside its checkpoints
+RUN_RECORDS = ("lengen_command.json", RESUME_HISTORY, "lengen_config.yaml", "train_summary.json", "config.json", "generation_config.json", "model.safetensors",
+               "model.safetensors.index.json", "training_args.bin")  # what every run writes beside its checkpoints
+
+def run_outputs() -> tuple:
+    "What a run writes beside its checkpoints: `RUN_RECORDS` and each in-run evaluation's files (`lengen.eval.in_run`, read when asked: an entry added later counts)."
+    return (*RUN_RECORDS, *evaluation_outputs())
 
 def previous_run(output_dir) -> list[str]:
     "What of another run `output_dir` holds: its checkpoints and its outputs."
     p = Path(output_dir)
-    return [d.name for d in _checkpoints(p)] + [f for f in RUN_OUTPUTS if (p/f).exists()]
+    return [d.name for d in _checkpoints(p)] + [f for f in run_outputs() if (p/f).exists()]
 
 # %% ../../nbs/train/00_trainer.ipynb #86c258de
 def check_output_dir(cfg, clear:bool=True, # clear a run to overwrite and an interrupted save's leftovers (False: only check)
@@ -417,9 +421,10 @@ def run_training(cfg, # a composed, validated TrainingConfig
     with args.main_process_first(desc="output folder"): check_output_dir(cfg, clear=False)   # refused: the folder untouched
     with folder_lock(cfg.output_dir, "output_dir") if args.process_index == 0 else contextlib.nullcontext():   # until the run ends
         with args.main_process_first(desc="output folder"): check_output_dir(cfg)   # again: no other run can start here now
-        return _train_locked(cfg, tok, args, callbacks, command)
+        progress = ProgressFile(cfg.output_dir, cfg.max_steps) if args.process_index == 0 else None   # lengen_progress.json (lengen.train.progress)
+        with ended_by_errors(progress): return _train_locked(cfg, tok, args, callbacks, command, progress)
 
-def _train_locked(cfg, tok, args, callbacks, command) -> dict:
+def _train_locked(cfg, tok, args, callbacks, command, progress) -> dict:
     "`run_training` once the output folder is checked and locked: build, train, save, evaluate."
     logging.getLogger("transformers.integrations.hub_kernels").addFilter(_left_to_run_notes)
     main = args.process_index == 0
@@ -432,7 +437,7 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
     prepare_model(model, cfg)
     trainer = LengenTrainer(model=model, args=args, train_dataset=ds, data_collator=_collator(cfg, tok),
                             processing_class=tok, lengen_cfg=cfg, run_records=records)
-    evaluations, progress = in_run_evaluations(cfg), ProgressFile(cfg.output_dir, cfg.max_steps) if main else None   # lengen.eval.in_run
+    evaluations = in_run_evaluations(cfg)   # lengen.eval.in_run
     for e in evaluations:
         if e.during: trainer.add_callback(e.during(trainer, tok, cfg, progress))
     if main:
@@ -455,11 +460,10 @@ def _train_locked(cfg, tok, args, callbacks, command) -> dict:
             for e in evaluations:
                 if e.logged: e.logged(trainer.state.log_history, cfg)   # what was logged while training, a diverged run's too
             if not found:   # a diverged run is not evaluated
-                progress.write(phase="evaluating")
-                for e in evaluations:
-                    if e.final: metrics.update(e.final(trainer.model, tok, cfg, summary)); progress.evaluated(e.name)
+                for e in (e for e in evaluations if e.final):
+                    progress.write(evaluating=e.name); metrics.update(e.final(trainer.model, tok, cfg, summary)); progress.evaluated(e.name)
             write_json(summary, Path(cfg.output_dir)/"train_summary.json")   # last: a run whose train_summary.json exists has finished
-            progress.write(phase="diverged" if found else "finished")
+            progress.ended("diverged" if found else "finished")
     if found:
         if args.world_size > 1: torch.distributed.barrier()   # rank 0 has written train_summary.json before any rank exits
         raise Diverged(found, cfg.output_dir, latest_checkpoint(cfg.output_dir))
