@@ -6,6 +6,7 @@
 from __future__ import annotations
 import contextlib, json, time
 from pathlib import Path
+from typing import Callable
 
 from transformers import TrainerCallback
 
@@ -50,12 +51,15 @@ class ProgressFile(TrainerCallback):
         if state.is_world_process_zero and "loss" in (logs or {}): self.write(step=state.global_step, loss=logs["loss"])
 
 @contextlib.contextmanager
-def ended_by_errors(*files:ProgressFile|None): # the progress files of the runs inside (None: a process that writes none)
-    "Within: an exception marks each run `interrupted` (Ctrl-C, SIGTERM: a `KeyboardInterrupt`) or `failed` (naming the error), and goes on."
+def ended_by_errors(*files:ProgressFile|None, # the progress files of the runs inside (None: a process that writes none)
+                    holds_run:Callable|None=None): # output_dir -> whether the run has a file of its own there yet (None: always)
+    "Within: an exception marks each run `interrupted` (Ctrl-C, SIGTERM: a `KeyboardInterrupt`) or `failed` (naming the error), and goes on; a run with no file of its own yet loses its progress file instead."
     try: yield
     except BaseException as e:
         for p in filter(None, files):
-            p.ended("interrupted") if isinstance(e, KeyboardInterrupt) else p.ended("failed", f"{type(e).__name__}: {e}")
+            if holds_run is not None and not holds_run(p.path.parent): p.path.unlink(missing_ok=True)   # a failed start leaves nothing
+            elif isinstance(e, KeyboardInterrupt): p.ended("interrupted")
+            else: p.ended("failed", f"{type(e).__name__}: {e}")
         raise
 
 def read_progress(output_dir) -> dict|None:

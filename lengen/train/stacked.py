@@ -25,7 +25,7 @@ from ..eval.copy_task import answer_matches, copy_eval_examples, format_length_t
 from ..regularizers.dropout import resolve_sites, site_function
 from ..eval.in_run import curve_lengths, in_run_evaluations
 from .progress import ProgressFile, ended_by_errors
-from .trainer import (cache_triton_autotuning, check_output_dir, decay_parameter_names, records_writer, run_finished,
+from .trainer import (cache_triton_autotuning, check_output_dir, previous_run, decay_parameter_names, records_writer, run_finished,
                                   saving, train_summary)
 from .divergence import Diverged
 
@@ -388,7 +388,7 @@ def train_stack(cfg:DictConfig, # a composed, validated config with `stack.seeds
         if done := [m.output_dir for m in members if run_finished(m.output_dir)]:
             raise ConfigError("stack.seeds", list(cfg.stack.seeds), "seeds whose folders hold no finished run", hint=f"{', '.join(done)} finished already.")
         progress = [ProgressFile(m.output_dir, m.max_steps) for m in members]   # each member's lengen_progress.json (lengen.train.progress)
-        with ended_by_errors(*progress): return _train_stack_locked(cfg, members, tok, command, log, progress)
+        with ended_by_errors(*progress, holds_run=previous_run): return _train_stack_locked(cfg, members, tok, command, log, progress)
 
 # %% ../../nbs/train/03_stacked.ipynb #38d17f61
 def resume_members(members:list[DictConfig], models:list, log) -> tuple[int|None, list[list]]:

@@ -422,7 +422,7 @@ def run_training(cfg, # a composed, validated TrainingConfig
     with folder_lock(cfg.output_dir, "output_dir") if args.process_index == 0 else contextlib.nullcontext():   # until the run ends
         with args.main_process_first(desc="output folder"): check_output_dir(cfg)   # again: no other run can start here now
         progress = ProgressFile(cfg.output_dir, cfg.max_steps) if args.process_index == 0 else None   # lengen_progress.json (lengen.train.progress)
-        with ended_by_errors(progress): return _train_locked(cfg, tok, args, callbacks, command, progress)
+        with ended_by_errors(progress, holds_run=previous_run): return _train_locked(cfg, tok, args, callbacks, command, progress)
 
 def _train_locked(cfg, tok, args, callbacks, command, progress) -> dict:
     "`run_training` once the output folder is checked and locked: build, train, save, evaluate."
