@@ -19,13 +19,13 @@ from datasets.distributed import split_dataset_by_node
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['COPY_SPECIALS', 'STREAM_TOKENIZE_BATCH', 'TOKENIZER_VALID', 'PACK_MULTIPLE', 'char_tokenizer', 'copy_string',
+__all__ = ['COPY_SPECIALS', 'EOT', 'STREAM_TOKENIZE_BATCH', 'TOKENIZER_VALID', 'PACK_MULTIPLE', 'char_tokenizer', 'copy_string',
            'copy_example', 'answer_labels', 'CopyTaskDataset', 'padding_collator', 'copy_example_length',
-           'copy_row_length', 'help_topics_texts', 'small_bpe_tokenizer', 'pack_documents', 'PackedTextDataset',
-           'load_tokenizer', 'build_tokenizer', 'packed_text', 'load_local_documents', 'load_text_dataset',
-           'PackedRows', 'packed_rows_collator', 'packed_text_dataset', 'prepacked_rows', 'rank_and_world',
-           'stream_shard', 'build_train_dataset', 'pack_examples', 'packing_collator', 'StreamOrderSampler',
-           'lane_rows', 'LanePackedText', 'streamed', 'data_workers']
+           'copy_row_length', 'help_topics_texts', 'train_byte_bpe', 'small_bpe_tokenizer', 'pack_documents',
+           'PackedTextDataset', 'load_tokenizer', 'build_tokenizer', 'packed_text', 'load_local_documents',
+           'load_text_dataset', 'PackedRows', 'packed_rows_collator', 'packed_text_dataset', 'prepacked_rows',
+           'rank_and_world', 'stream_shard', 'build_train_dataset', 'pack_examples', 'packing_collator',
+           'StreamOrderSampler', 'lane_rows', 'LanePackedText', 'streamed', 'data_workers']
 
 # %% ../nbs/core/03_data.ipynb #c1640971
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -113,16 +113,23 @@ def help_topics_texts() -> list[str]:
     return [t for t in topics.values() if len(t) > 200]
 
 # %% ../nbs/core/03_data.ipynb #8a73bfdb
-def small_bpe_tokenizer(vocab_size:int=512) -> PreTrainedTokenizerFast:
-    "A byte-level BPE trained on `help_topics_texts`, with `<|endoftext|>` as BOS/EOS/PAD."
+EOT = "<|endoftext|>"   # the BPEs' one special token: BOS, EOS and PAD
+
+def train_byte_bpe(texts, # the training texts (an iterable of str)
+                   vocab_size:int, **kwargs, # more PreTrainedTokenizerFast arguments, e.g. model_max_length
+                  ) -> PreTrainedTokenizerFast:
+    "A byte-level BPE trained on `texts`, with `EOT` as BOS/EOS/PAD."
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOT],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(help_topics_texts(), trainer)
-    eot = "<|endoftext|>"
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=eot, eos_token=eot, pad_token=eot)
+    tok.train_from_iterator(texts, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=EOT, eos_token=EOT, pad_token=EOT, **kwargs)
+
+def small_bpe_tokenizer(vocab_size:int=512) -> PreTrainedTokenizerFast:
+    "A byte-level BPE trained on `help_topics_texts`: the tests' tokenizer."
+    return train_byte_bpe(help_topics_texts(), vocab_size)
 
 # %% ../nbs/core/03_data.ipynb #f3714208
 def pack_documents(docs, # iterable of token-id lists

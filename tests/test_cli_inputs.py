@@ -159,7 +159,25 @@ SWEEP += [("lengen_sweep", argv, field) for argv, field in [
     (["--throughput", "copy_demo", "--out", "{empty_dir}"], "--out"), (["--throughput", "copy_demo", "--out", "{afile}/t.json"], "--out"),
     (["--throughput", "copy_demo", "--set", "optim.lr=-1"], "`optim.lr`")]]
 
-CASES = [*train_cases(), *SITES, *BENCH, *POSITION, *COMPARE, *COPY, *LM, *HELMET, *ICL, *EXPORT, *SWEEP]
+CORPUS_OUT = ["--out", "{tmp}/corpus", "--heldout-list", "{tmp}/heldout.json"]
+CORPUS = [("lengen_build_corpus", argv, field) for argv, field in [
+    *[([opt, v], opt) for opt in ("--heldout", "--vocab-size", "--bpe-sample-chars", "--train-tokens", "--block-size", "--part-mib") for v in ("0", "-1", "x")],
+    (["--seed", "-1"], "--seed"), (["--near-copy", "0"], "--near-copy"), (["--near-copy", "1.5"], "--near-copy"), (["--preset", "pile"], "--preset"),
+    (["--source", "{missing}", "--out", "{tmp}/py"], "--source"), (["--source", "{empty_dir}", "--out", "{tmp}/py"], "--source"),
+    (["--out", "{afile}"], "--out"), (["--preset", "debian_mix", "--debian-root", "{missing}", *CORPUS_OUT], "--debian-root"),
+    (["--preset", "debian_mix", "--debian-root", "{afile}", *CORPUS_OUT], "--debian-root"),
+    (["--preset", "debian_mix", "--heldout-strata", "any:32", *CORPUS_OUT], "--heldout-strata"),
+    (["--preset", "debian_mix", "--heldout-strata", "fish:1:2", *CORPUS_OUT], "--heldout-strata"),
+    (["--preset", "debian_mix", "--vocab-size", "70000", "--debian-root", "{empty_dir}", *CORPUS_OUT], "--vocab-size"),
+    (["--preset", "debian_mix", "--out", "{tmp}/corpus", "--heldout-list", "{empty_dir}"], "--heldout-list"),
+    (["unpack", "--parts", "{missing}", "--out", "{tmp}/u"], "--parts"), (["unpack", "--parts", "{afile}", "--out", "{tmp}/u"], "--parts"),
+    (["unpack", "--parts", "{empty_dir}", "--out", "{afile}"], "--out"), (["unpack", "--parts", "{empty_dir}", "--out", "{tmp}/u", "--rows-block", "0"], "--rows-block"),
+    (["unpack", "--parts", "{empty_dir}"], "--out"), (["unpack", "--parts", "{empty_dir}", "--out", "{tmp}/u", "--pack-rows", "64"], "--pack-rows"),
+    (["check", "--corpus", "{missing}", "--list", ""], "--corpus"), (["check", "--corpus", "{empty_dir}", "--list", ""], "--corpus"),
+    (["check", "--corpus", "{empty_dir}", "--list", "{missing}"], "--list"), (["check", "--corpus", "{empty_dir}", "--threshold", "2"], "--threshold"),
+    (["check", "--corpus", "{empty_dir}", "--list", "", "--report", "{empty_dir}"], "--report")]]
+
+CASES = [*train_cases(), *SITES, *BENCH, *POSITION, *COMPARE, *COPY, *LM, *HELMET, *ICL, *EXPORT, *SWEEP, *CORPUS]
 
 
 @pytest.fixture(scope="module")

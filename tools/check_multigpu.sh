@@ -8,7 +8,7 @@
 #      a recorder of each rank's rows), then `lengen.load_model` on the run folder and on checkpoint-3 with one forward
 #      pass each (same logits: the final save and the checkpoint are the same weights), the ranks' rows disjoint, and,
 #      if time is left, a resume from checkpoint-3 to step 4.
-# Run from the repository root with data/python_docs carried (tools/build_text_corpus.py) and the dependency wheels:
+# Run from the repository root with data/python_docs carried (lengen_build_corpus) and the dependency wheels:
 #     bash tools/check_multigpu.sh
 # Settings (environment): BENCH_STEPS=60 (steps of each bench run), FSDP_STEPS=3, SMOL_ATTN (e.g. sdpa, to override the
 # experiment's window_sdpa), SMOL_EXTRA (more overrides for the FSDP run, e.g. "fsdp.activation_checkpointing=true"),

@@ -11,9 +11,9 @@
 #             by an empty stand-in for nltk's punkt_tab (the cost is the same; the haystack's sentences are not)
 #   helmet    lengen_eval_helmet icl_256k and icl_512k, 1 prompt a dataset, synthetic ICL data, both models
 #   position  lengen_eval_position at 131072 and 524288 tokens, 1 document, both models
-#   probe     tools/probe_prefill_lengths.py per model: prefill seconds and Triton compiles at lengths new to the process,
+#   probe     tools/probes/probe_prefill_lengths.py per model: prefill seconds and Triton compiles at lengths new to the process,
 #             by remainder mod 16 ($OUT/probe_prefill_lengths_MODEL_default.json; SmolLM3 also _no_cudnn, cuDNN attention off)
-#   reads     tools/probe_prompt_reads.py: the RULER command's own prompts read again against random ones of their length
+#   reads     tools/probes/probe_prompt_reads.py: the RULER command's own prompts read again against random ones of their length
 #             (TASKS and LENGTHS: one of each; default niah_single_2 at 65536), per model: $OUT/probe_prompt_reads_MODEL.json
 #   cells     the gpu cells of nbs/ops/05_long_generate.ipynb (fast_generate against transformers' generate on CUDA, tiny
 #             models; tools/run_cells.py, ~1 minute, once whatever MODELS says): $OUT/cells_long_generate.txt
@@ -56,10 +56,10 @@ for s in ${STAGES:-ckpt ruler}; do
                   --samples 2 --haystack-file $(haystack) ${GEN:+--max-gen-toks $GEN} ;;
       helmet)   measure helmet $m --configs ${CONFIGS:-icl_256k,icl_512k} --samples 1 ;;
       probe)    for v in default $([ $m = smollm3 ] && echo no_cudnn); do
-                  timeout ${STAGE_LIMIT:-300} python3 tools/probe_prefill_lengths.py ${CKPT[$m]} $OUT/probe_prefill_lengths_${m}_$v.json $v \
+                  timeout ${STAGE_LIMIT:-300} python3 tools/probes/probe_prefill_lengths.py ${CKPT[$m]} $OUT/probe_prefill_lengths_${m}_$v.json $v \
                     > $OUT/probe_${m}_$v.log 2>&1; echo "probe $m $v: rc=$?"; grep "^{" $OUT/probe_${m}_$v.log | cut -c1-200
                 done ;;
-      reads)    timeout ${STAGE_LIMIT:-560} python3 tools/probe_prompt_reads.py ${CKPT[$m]} $OUT/probe_prompt_reads_$m.json $(haystack) \
+      reads)    timeout ${STAGE_LIMIT:-560} python3 tools/probes/probe_prompt_reads.py ${CKPT[$m]} $OUT/probe_prompt_reads_$m.json $(haystack) \
                   ${TASKS:-niah_single_2} ${LENGTHS:-65536} > $OUT/reads_$m.log 2>&1; echo "reads $m: rc=$?"; tail -25 $OUT/reads_$m.log | cut -c1-300 ;;
       position) measure position $m --lengths ${LENGTHS:-131072,524288} --samples 1 ;;
     esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The single-GPU figures of the training-speed work: `lengen_bench --train-loop` (lengen_train's whole loop against the
 # bare step of the same model and batch, in one process) for the shipped families, on local data. Run on the H200 from
-# the repository root, carrying data/python_docs (tools/build_text_corpus.py) and .gpu (wheels, kernels_slim.tar.gz):
+# the repository root, carrying data/python_docs (lengen_build_corpus) and .gpu (wheels, kernels_slim.tar.gz):
 #     run(carry=["data/python_docs", ".gpu"], command="STAGES='m85 m85g' bash tools/measure_train_loop_gpu.sh")
 #     run(carry=["data/python_docs", ".gpu"], command="STAGES='m13 s3' bash tools/measure_train_loop_gpu.sh")
 # Stages (each under ~4 min on an H200, the first Mamba2 one including mamba_ssm's autotuning):

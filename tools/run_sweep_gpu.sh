@@ -12,7 +12,7 @@
 #
 # Before (on the CPU machine): build the text corpus, which the GPU machine cannot download:
 #     apt-get update && apt-get download python3.11-doc && dpkg -x python3.11-doc_*.deb /tmp/pydoc
-#     python tools/build_text_corpus.py --source /tmp/pydoc/usr/share/doc/python3.11/html/_sources   # -> data/python_docs
+#     lengen_build_corpus --source /tmp/pydoc/usr/share/doc/python3.11/html/_sources   # -> data/python_docs
 # Then, from the repository root on the GPU machine (carry data/python_docs and the dependency wheels):
 #     bash tools/run_sweep_gpu.sh
 # Settings (environment): SWEEPS (default: both), MAX_PARALLEL=5, SWEEP_TIME_LIMIT=500 (seconds; runs still going

@@ -152,7 +152,7 @@ def per_document_bins(own:list, # each document's CE per position (`per_position
 
 # %% ../../nbs/eval/02_position.ipynb #927bfe52
 KIND_WORDS = {"c_source": "C source file", "kernel_doc": "kernel documentation page",
-              "python_doc": "Python documentation page"}   # the document kinds of tools/build_text_corpus.py, in words
+              "python_doc": "Python documentation page"}   # the document kinds of lengen.corpus (doc_kind), in words
 
 def describe_documents(labels:list[dict], # each document's `name` and `kind` (`document_labels`, or a held-out list's `documents`)
                       ) -> list[str]:

@@ -12,21 +12,21 @@
 # 5.17 needs huggingface_hub<2, so these stay in their own folder, /tmp/tf525, ahead on PYTHONPATH only for the 5.25 runs.)
 # That is about 18 MB; with .gpu (36 MB) and the tree (12.5 MB) the call carries ~66 of its 67 MB (64 MiB): carry .gpu and .gpu_tf525, nothing else (.gpu_cache stays behind).
 # Then, from the repository root on the GPU machine, one call a stage (each well inside 10 minutes):
-#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='probe' bash tools/tf525_gpu.sh")      # ~6 min on a warm Triton cache
-#   on a machine's first call the 5.17 dump autotunes Triton's kernels first (a cold first dump did not end in 170 s on
-#   2026-12-04), so there take the probe in two calls back to back, the dumps kept in /tmp/tf525_probe between them:
-#     run(..., command="STAGES='probe' PROBE_VERSIONS=517 bash tools/tf525_gpu.sh")
-#     run(..., command="STAGES='probe' PROBE_VERSIONS=525 bash tools/tf525_gpu.sh")              # then compared
-#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='copy' bash tools/tf525_gpu.sh")       # ~5 min (first steps autotune)
-#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='mfu' bash tools/tf525_gpu.sh")        # ~6 min
-#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='cells' bash tools/tf525_gpu.sh")      # ~8 min
-#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='kernels' bash tools/tf525_gpu.sh")    # ~8 min
+#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='probe' bash tools/probes/tf525_gpu.sh")      # ~6 min on a warm Triton cache
+#   on a machine's first call the 5.17 dump autotunes Triton's kernels first (too slow for one call), so there take the
+#   probe in two calls back to back, the dumps kept in /tmp/tf525_probe between them:
+#     run(..., command="STAGES='probe' PROBE_VERSIONS=517 bash tools/probes/tf525_gpu.sh")
+#     run(..., command="STAGES='probe' PROBE_VERSIONS=525 bash tools/probes/tf525_gpu.sh")              # then compared
+#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='copy' bash tools/probes/tf525_gpu.sh")       # ~5 min (first steps autotune)
+#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='mfu' bash tools/probes/tf525_gpu.sh")        # ~6 min
+#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='cells' bash tools/probes/tf525_gpu.sh")      # ~8 min
+#     run(carry=[".gpu", ".gpu_tf525"], command="STAGES='kernels' bash tools/probes/tf525_gpu.sh")    # ~8 min
 # The probe beside a sweep wave (tools/run_full_sweep_gpu.sh start, detached, on the same GPU): only the probe shares the
 # GPU (the copy and mfu stages time steps and need it alone); its dumps then take longer, so give each PROBE_LIMIT seconds
 # (default 280), e.g. PROBE_LIMIT=540 with one version a call. .gpu stays on the machine from the wave's first call, so
 # these calls carry only .gpu_tf525.
 # Stages (environment STAGES, default "probe copy mfu"):
-#   probe    tools/tf525_probe.py under 5.17, then 5.25, then compared: fused (mamba_ssm) vs torch-reference logits, loss
+#   probe    tools/probes/tf525_probe.py under 5.17, then 5.25, then compared: fused (mamba_ssm) vs torch-reference logits, loss
 #            and gradients in each version; the same checkpoint's evaluation logits through load_model and from_pretrained
 #            in both (stock-identical, across versions); the saved layout; one lengen_train step a variant (stock, Liger,
 #            VPAD routed around the fused op, initial states, CUDA graphs) with loss, gradients and what each path did
@@ -47,7 +47,7 @@ STAGES=${STAGES:-probe copy mfu}
 source tools/gpu_env.sh   # the image's 5.17 plus .gpu/wheels and the fused kernels in /tmp/site; offline
 export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 exec > >(tee -a "$OUT/tf525_gpu.log") 2>&1
-[ -d .gpu_tf525 ] || { echo "no .gpu_tf525: see the steps at the top of tools/tf525_gpu.sh"; exit 1; }
+[ -d .gpu_tf525 ] || { echo "no .gpu_tf525: see the steps at the top of tools/probes/tf525_gpu.sh"; exit 1; }
 once tf525 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/tf525 .gpu_tf525/*.whl
 pp() { if [ "$1" = 525 ]; then echo "PYTHONPATH=/tmp/tf525:$PYTHONPATH"; else echo "PYTHONPATH=$PYTHONPATH"; fi; }   # 5.25 ahead of the image's 5.17
 versions() { env "$(pp $1)" python3 -c "import torch, transformers, huggingface_hub; from lengen.models.mamba2 import mamba2_kernel_path as k; print('transformers', transformers.__version__, 'hub', huggingface_hub.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(), 'fused:', k()['fused'])"; }
@@ -58,9 +58,9 @@ summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
 if has probe; then   # the dumps stay on the machine (each > 16 MiB, more than a file that comes back), so two calls can share them
   PROBE_VERSIONS=${PROBE_VERSIONS:-517 525}; mkdir -p /tmp/tf525_probe
   [[ " $PROBE_VERSIONS " == *" 517 "* ]] && rm -rf /tmp/tf525_probe_ckpt   # the 5.17 dump writes the checkpoint the 5.25 dump reads
-  for v in $PROBE_VERSIONS; do timeout "${PROBE_LIMIT:-280}" env "$(pp $v)" python3 tools/tf525_probe.py dump "/tmp/tf525_probe/probe_$v.pt" || echo "probe under $v failed"; done
+  for v in $PROBE_VERSIONS; do timeout "${PROBE_LIMIT:-280}" env "$(pp $v)" python3 tools/probes/tf525_probe.py dump "/tmp/tf525_probe/probe_$v.pt" || echo "probe under $v failed"; done
   if [ -f /tmp/tf525_probe/probe_517.pt ] && [ -f /tmp/tf525_probe/probe_525.pt ]; then
-    python3 tools/tf525_probe.py compare /tmp/tf525_probe/probe_517.pt /tmp/tf525_probe/probe_525.pt | tee "$OUT/probe_compare.txt"
+    python3 tools/probes/tf525_probe.py compare /tmp/tf525_probe/probe_517.pt /tmp/tf525_probe/probe_525.pt | tee "$OUT/probe_compare.txt"
     summary "probe: $(tail -1 "$OUT/probe_compare.txt")"
   fi
 fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 23 on the H200: what non-zero initial states cost a Mamba2 training step (goal: at most 1.05x the baseline step,
 # the fused path kept), and the notebook's fused-vs-reference agreement cell. Run from the repository root, carrying .gpu:
-#     run(carry=[".gpu"], command="SHAPES=mamba2-130m bash tools/initial_state_gpu.sh")
-#     run(command="SHAPES=mamba2-1.3b CELLS=0 bash tools/initial_state_gpu.sh")   # three rounds of 1.3B: a call of its own
+#     run(carry=[".gpu"], command="SHAPES=mamba2-130m bash tools/probes/initial_state_gpu.sh")
+#     run(command="SHAPES=mamba2-1.3b CELLS=0 bash tools/probes/initial_state_gpu.sh")   # three rounds of 1.3B: a call of its own
 # Out ($OUT): initial_state_bench_<shape>.json (lengen_bench reports: step time of each variant and its ratio to the
 # baseline) and initial_state_cells.txt (tools/run_cells.py on nbs/regularizers/01_initial_state.ipynb).
 set -uo pipefail

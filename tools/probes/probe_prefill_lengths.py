@@ -6,7 +6,7 @@ its integer arguments being divisible by 16 (or equal to 1), and 65,280 is the o
 Reads random prompts of lengths with different remainders mod 16, each twice, in one process; for each read counts the
 Triton kernels compiled during it (entries new in a fresh TRITON_CACHE_DIR) and writes the seconds as JSON.
 
-    python tools/probe_prefill_lengths.py CKPT OUT.json [SDPA]   # SDPA: "default", or "no_cudnn" (cuDNN attention off)
+    python tools/probes/probe_prefill_lengths.py CKPT OUT.json [SDPA]   # SDPA: "default", or "no_cudnn" (cuDNN attention off)
 """
 import json, os, sys, tempfile
 from pathlib import Path

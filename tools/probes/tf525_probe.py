@@ -1,9 +1,9 @@
 """What lengen's Mamba2 paths compute under one transformers version, dumped so that two versions can be compared
-(issue 42: transformers 5.25 against the GPU image's 5.17). Run by tools/tf525_gpu.sh, once a version, in separate
+(issue 42: transformers 5.25 against the GPU image's 5.17). Run by tools/probes/tf525_gpu.sh, once a version, in separate
 processes; `--device cpu` runs the same checks here (no fused kernels, no Liger) to test the probe itself.
 
-    python tools/tf525_probe.py dump OUT.pt --ckpt DIR [--device cuda]   # DIR: written by the first dump, read by the next
-    python tools/tf525_probe.py compare A.pt B.pt                        # exit status 1 if a check fails
+    python tools/probes/tf525_probe.py dump OUT.pt --ckpt DIR [--device cuda]   # DIR: written by the first dump, read by the next
+    python tools/probes/tf525_probe.py compare A.pt B.pt                        # exit status 1 if a check fails
 
 A dump holds, for a random 4-layer Mamba2 of width 512 with the GPT-NeoX vocabulary's 50,288 rows:
   * the versions, and which kernels transformers' Mamba2 ops run (`mamba2_kernel_path`);

@@ -5,7 +5,7 @@ prompts of the same length read at the floor.) Runs the RULER command as `measur
 in a fresh load of the model reads each kept prompt and a random prompt of its length, twice each, alternating, with
 the same prefill `fast_generate` uses; writes the seconds, and each prompt's token statistics.
 
-    python tools/probe_prompt_reads.py CKPT OUT.json HAYSTACK [TASK] [LENGTH] [SAMPLES]   # tools/long_context_gpu.sh reads
+    python tools/probes/probe_prompt_reads.py CKPT OUT.json HAYSTACK [TASK] [LENGTH] [SAMPLES]   # tools/long_context_gpu.sh reads
 """
 import json, sys
 from pathlib import Path
