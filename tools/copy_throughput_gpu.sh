@@ -9,9 +9,9 @@
 #   evalt   seconds of the shipped copy evaluation (10 lengths to 1000, 100 strings each) of a random-init 45M model
 #   mpsN    N lengen_bench --train-loop processes at once under CUDA MPS (N = 2, 4, 6, 8, ...)
 #   plainN  the same without MPS
-#   cells   the `gpu` cells of nbs/ops/02_packed_examples.ipynb (packed vs padded loss and gradients, graphed) and of
-#           nbs/ops/03_greedy_decode.ipynb (the graphed greedy decoder against HF generate) and nbs/eval/01_copy_task.ipynb (the
-#           shipped copy evaluation timed with it and with generate) and nbs/regularizers/01_initial_state.ipynb (the fused
+#   cells   the `gpu` cells of nbs/models/mamba2/01_packed.ipynb (packed vs padded loss and gradients, graphed) and of
+#           nbs/models/mamba2/03_step.ipynb nbs/ops/03_decode.ipynb (the graphed greedy decoder against HF generate) and nbs/eval/01_copy_task.ipynb (the
+#           shipped copy evaluation timed with it and with generate) and nbs/models/mamba2/02_scan.ipynb nbs/regularizers/01_initial_state.ipynb (the fused
 #           mixer from an initial state against the reference), through tools/run_cells.py
 #   pack    one run each with data.pack_examples=true (shipped) and =false, same seed: speed, and the logged loss at
 #           steps 50 and 500 of both (the loss curves must agree within bf16 noise)
@@ -46,7 +46,7 @@ rs = [json.load(open(f)) for f in sorted(glob.glob('$W/${tag}_*.json'))]
 print('$tag', len(rs), 'runs, aggregate steady steps/s', round(sum(1/r['steady_step_s'] for r in rs), 1), [round(1/r['steady_step_s'], 1) for r in rs])"
   if [ $mps = 1 ]; then echo quit | nvidia-cuda-mps-control; sleep 1; unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY; fi
 }
-python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused:', k()['fused'])"
+python3 -c "import torch; from lengen.models.mamba2.model import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused:', k()['fused'])"
 for s in ${STAGES:-prof chunk evalt mps4 mps8}; do
   case $s in
     prof*) g=$([ $s = profg ] && echo true || echo false)   # prof: eager blocks; profg: CUDA-graphed blocks (as shipped)
@@ -71,7 +71,7 @@ for bs in (64, 100):
         torch.cuda.synchronize(); print("batch", bs, dtype, "seconds", round(time.time() - t0, 1), [round(r["exact_match_accuracy"], 2) for r in rows], flush=True)
 PY
            echo "evalt rc=$?"; cat $L/evalt.log | tail -5 ;;
-    cells) for nb in nbs/ops/02_packed_examples.ipynb nbs/ops/03_greedy_decode.ipynb nbs/eval/01_copy_task.ipynb nbs/regularizers/01_initial_state.ipynb; do
+    cells) for nb in nbs/models/mamba2/01_packed.ipynb nbs/models/mamba2/03_step.ipynb nbs/ops/03_decode.ipynb nbs/eval/01_copy_task.ipynb nbs/models/mamba2/02_scan.ipynb nbs/regularizers/01_initial_state.ipynb; do
              [ -f $nb ] || continue; timeout 240 python3 tools/run_cells.py $nb > $L/cells_$(basename $nb .ipynb).txt 2>&1
              echo "$nb: rc=$?"; tail -12 $L/cells_$(basename $nb .ipynb).txt; done ;;
     pack)  for p in true false; do bench pack_$p $NOEVAL --set data.pack_examples=$p

@@ -15,7 +15,7 @@
 #             by remainder mod 16 ($OUT/probe_prefill_lengths_MODEL_default.json; SmolLM3 also _no_cudnn, cuDNN attention off)
 #   reads     tools/probes/probe_prompt_reads.py: the RULER command's own prompts read again against random ones of their length
 #             (TASKS and LENGTHS: one of each; default niah_single_2 at 65536), per model: $OUT/probe_prompt_reads_MODEL.json
-#   cells     the gpu cells of nbs/ops/05_long_generate.ipynb (fast_generate against transformers' generate on CUDA, tiny
+#   cells     the gpu cells of nbs/ops/05_generate.ipynb (fast_generate against transformers' generate on CUDA, tiny
 #             models; tools/run_cells.py, ~1 minute, once whatever MODELS says): $OUT/cells_long_generate.txt
 # MODELS (default "smollm3 mamba2") picks the models; LENGTHS, TASKS, CONFIGS override a stage's list; GEN sets RULER's
 # answer tokens a prompt (--max-gen-toks; default the task's 128, all of which a random-weight model generates).
@@ -43,7 +43,7 @@ measure() {   # KIND MODEL [options]: one python -m lengen.experiments.long_cont
 }
 for s in ${STAGES:-ckpt ruler}; do
   if [ $s = cells ]; then
-    timeout 300 python3 tools/run_cells.py nbs/ops/05_long_generate.ipynb > $OUT/cells_long_generate.txt 2>&1
+    timeout 300 python3 tools/run_cells.py nbs/ops/05_generate.ipynb > $OUT/cells_long_generate.txt 2>&1
     echo "cells: rc=$?"; tail -5 $OUT/cells_long_generate.txt; continue
   fi
   for m in ${MODELS:-smollm3 mamba2}; do

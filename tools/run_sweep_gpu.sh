@@ -23,7 +23,7 @@
 set -euo pipefail
 OUT=${OUT:-$PWD/sweep_out}; mkdir -p "$OUT"
 source tools/gpu_env.sh   # carried wheels and kernels, offline environment
-python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
+python3 -c "import torch; from lengen.models.mamba2.model import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
 start=$(date +%s)
 RESULTS=${SWEEP_RESULTS:-results}
 python3 -m lengen.experiments.sweep ${SWEEPS:-fig1_copy_task fig2_position_loss} --max-parallel "${MAX_PARALLEL:-5}" --time-limit "${SWEEP_TIME_LIMIT:-500}" \

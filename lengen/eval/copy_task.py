@@ -14,12 +14,12 @@ from transformers import AutoConfig
 
 from ..config import ConfigError, EVAL_METRICS, check_count
 from ..data import copy_example, copy_example_length, copy_string
-from ..ops.decode import decodable, greedy_decode
+from ..ops.decode import greedy_decode
 from ..io import check_writable, output_dir_for, parse_lengths, progress_bar, refuse_overwrite, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint, run_config_of
 from .common import copy_train_range
 from .common import eval_device, load_for_eval
-from ..models.family import family_of, fused_kernels, position_limit
+from ..models.family import decodes, family_of, fused_kernels, position_limit
 
 # %% auto #0
 __all__ = ['CGROUP_MEMORY', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples',
@@ -42,8 +42,8 @@ def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded a
 # %% ../../nbs/eval/01_copy_task.ipynb #9cb719dc
 def greedy_answers(model, prompts:torch.Tensor, # (B, P) prompts of one length, on the model's device
                    max_new_tokens:int, eos_id:int, pad_id:int) -> torch.Tensor:
-    "Greedy continuations (B, <= max_new_tokens), padded after EOS: `lengen.ops.decode` for a Mamba2, `generate` otherwise."
-    if decodable(model): return greedy_decode(model, prompts, max_new_tokens, eos_id, pad_id)
+    "Greedy continuations (B, <= max_new_tokens), padded after EOS: `lengen.ops.decode` where the architecture reads prompts by steps (Mamba2), `generate` otherwise."
+    if decodes(model): return greedy_decode(model, prompts, max_new_tokens, eos_id, pad_id)
     out = model.generate(prompts, attention_mask=torch.ones_like(prompts), max_new_tokens=max_new_tokens,
                          do_sample=False, eos_token_id=eos_id, pad_token_id=pad_id)
     return out[:, prompts.shape[1]:]
@@ -182,16 +182,12 @@ def copy_forward_bytes(config, # the checkpoint's model config
                        tokens:int, batch:int,
                        reference_scan:bool=False, # a recurrent model's scan in transformers' PyTorch reference (no fused kernels: a CPU)
                       ) -> int:
-    "Estimated peak bytes of the teacher-forced float32 forward over `batch` examples of `tokens` tokens: a layer's projections, the logits, a Mamba2's chunked scan."
+    "Estimated peak bytes of the teacher-forced float32 forward over `batch` examples of `tokens` tokens: a layer's projections, the logits, a recurrent model's scan."
     width = getattr(config, "intermediate_size", None) or 2 * config.hidden_size
     per_token, pairs = 2 * width + 4 * config.hidden_size + config.vocab_size, 0
-    if family_of(config).recurrent:
-        h, l = config.num_heads, config.chunk_size
-        per_token += 3 * h * l   # the chunked scan's per-chunk matrices
-        if reference_scan:   # its float32 intermediates per chunk, and a decay matrix over every pair of chunks (two copies live)
-            p, n = config.head_dim, config.state_size
-            per_token += 6 * h * p + 8 * h * n + 8 * h * l + 3 * h * p * n // l
-            pairs = 2 * h * (-(-tokens // l) + 1) ** 2
+    if (scan := family_of(config).scan_floats) is not None:   # a recurrent model's scan (Mamba2: `lengen.models.mamba2.model.scan_floats`)
+        more, pairs = scan(config, tokens, reference_scan)
+        per_token += more
     return 4 * batch * (tokens * per_token + pairs)
 
 # %% ../../nbs/eval/01_copy_task.ipynb #e85412fe
@@ -199,7 +195,8 @@ def check_copy_memory(ckpt:str, longest:int, # the longest string length asked f
                       batch:int, device:torch.device):
     "Refuse, before loading, lengths whose teacher-forced pass cannot fit in `device`'s free memory; name the longest that fits."
     config, free = AutoConfig.from_pretrained(ckpt), free_memory(device)
-    reference = family_of(config).recurrent and not (device.type == "cuda" and fused_kernels(config))   # transformers' PyTorch scan
+    fused = fused_kernels(config)   # None: no kernel-bound ops (an attention model)
+    reference = fused is not None and not (device.type == "cuda" and fused)   # transformers' PyTorch scan
     need = lambda n: copy_forward_bytes(config, copy_example_length(n), batch, reference)
     if need(longest) <= 0.8 * free: return
     fits, too_long = 0, longest   # memory grows with the length: bisect for the longest that fits (0: none does)

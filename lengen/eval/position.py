@@ -18,9 +18,9 @@ from ..config import ConfigError
 from .common import EVAL_DTYPES, load_for_eval, measured, train_length
 from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, whole_number, write_figure, write_json
 from ..checkpoints import _checkpoints, checkpoint_problem, checkpoint_step, resolve_checkpoint, run_config_of
-from ..models.compat import body_forward, mamba2_layer_states
+from ..models.compat import body_forward
 from ..models.family import decoder_blocks, family_of, position_limit, require
-from ..models.mamba2 import mamba2_piece_tokens
+
 
 # %% auto #0
 __all__ = ['KIND_WORDS', 'STATE_NORM_CHECKPOINTS', 'text_at', 'read_documents', 'chunked_ce', 'final_hidden', 'position_means',
@@ -243,20 +243,20 @@ def state_positions(n:int, # tokens of the longest document
 
 def require_state(model):
     "The model's family; a `ConfigError` for `--state-norms` when it has no recurrent state."
-    return require(model, "recurrent", "--state-norms", True, valid="off", why="an attention model has no recurrent state")
+    return require(model, "layer_state", "--state-norms", True, valid="off", why="an attention model has no recurrent state")
 
 @torch.no_grad()
 def state_norms(model, ids:torch.Tensor, # (B, T) tokens, every row a whole document of T tokens
                 positions:list[int]|None=None, # where to read the state, increasing, at most T (default: `state_positions(T)`)
                ) -> torch.Tensor:
     "(layers, positions) the norm of each layer's SSM state after the first p tokens, for each p of `positions`, the mean over the rows."
-    require_state(model)
+    fam = require_state(model)
     positions, layers = positions or state_positions(ids.shape[1]), len(decoder_blocks(model))
-    cache, start, norms, piece = None, 0, [], mamba2_piece_tokens(model, ids.shape[0])
+    cache, start, norms, piece = None, 0, [], fam.piece_tokens(model, ids.shape[0]) if fam.piece_tokens else ids.shape[1]
     for p in positions:
         for s in range(start, p, piece): _, cache = body_forward(model.base_model, ids[:, s:min(s + piece, p)], cache=cache)
         start = p
-        norms.append(torch.stack([mamba2_layer_states(cache, i)[1].float().flatten(1).norm(dim=1).mean() for i in range(layers)]))
+        norms.append(torch.stack([fam.layer_state(cache, i).float().flatten(1).norm(dim=1).mean() for i in range(layers)]))
     return torch.stack(norms, 1).cpu()
 
 # %% ../../nbs/eval/02_position.ipynb #aa8ace9f
@@ -642,7 +642,7 @@ def checkpoint_curve(folder, # a run's output_dir: each complete checkpoint-<ste
     train_len = train_length(run_config_of(str(folder)))   # the run's training length (its checkpoints carry no lengen_config.yaml)
     complete, docs = [c for c in _checkpoints(folder) if checkpoint_problem(c) is None], None   # docs: tokenized once a run
     for ck in complete:
-        recurrent, t0 = family_of(AutoConfig.from_pretrained(str(ck))).recurrent, time.time()
+        recurrent, t0 = family_of(AutoConfig.from_pretrained(str(ck))).layer_state is not None, time.time()
         if docs is None: docs = tokenize_documents(AutoTokenizer.from_pretrained(str(ck)), dataset_file, text_keypaths, max_length, progress)
         norms = recurrent and (state_norms == "all" or state_norms == "last" and ck == complete[-1])
         r = evaluate_positions(str(ck), dataset_file, list(text_keypaths), max_length, batch_size, dtype, str(Path(output_dir or folder)/ck.name), output_name,

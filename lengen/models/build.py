@@ -6,13 +6,13 @@
 from __future__ import annotations
 import torch
 from omegaconf import OmegaConf
-from transformers import AutoConfig, AutoModelForCausalLM, Mamba2ForCausalLM
+from transformers import AutoConfig, AutoModelForCausalLM
 
 from ..config import ConfigError
 from .compat import LOAD_KWARGS
 from ..features import load, run_features
-from .family import family_of, require_feature
-from .mamba2 import mamba2_config, mamba2_reference_init, restore_ssm_scalars
+from .family import family_of, from_scratch_family, prepare, require_feature
+from .mamba2.model import restore_ssm_scalars
 from .swa import apply_swa, keep_windows_only
 from .window_attention import WINDOW_SDPA, window_kernel  # importing it registers the `window_sdpa` attention backend
 from . import scaling
@@ -47,6 +47,7 @@ def attn_kwargs(config, cfg) -> dict:
 # %% ../../nbs/models/05_build.ipynb #766b8bc5
 def add_run_modules(model, cfg):
     "Add the modules a run puts into the model itself (the run features of stage `model`, `lengen.features`: attention scaling); returns `model`."
+    prepare(model)   # its family's process-wide changes, for a model built anywhere (`build_model`, the bench)
     for f in run_features("model"):
         if f.active(cfg):
             require_feature(model, f, OmegaConf.select(cfg, f.key))
@@ -55,11 +56,11 @@ def add_run_modules(model, cfg):
 
 # %% ../../nbs/models/05_build.ipynb #67bc3caa
 def _from_scratch(cfg, tokenizer):
-    if cfg.swa.enabled: raise ConfigError("swa.enabled", True, "false for from-scratch Mamba2 runs (SWA is a SmolLM3 setting)")
-    mc = mamba2_config(cfg.arch, len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
+    fam = prepare(from_scratch_family())
+    if cfg.swa.enabled: raise ConfigError("swa.enabled", True, f"false for from-scratch {fam.name} runs (SWA is a SmolLM3 setting)")
     torch.manual_seed(cfg.seed)
-    model = Mamba2ForCausalLM(mc)
-    return mamba2_reference_init(model) if cfg.arch.mamba2_reference_init else model
+    return fam.from_scratch(cfg.arch, len(tokenizer), pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+                            eos_token_id=tokenizer.eos_token_id)
 
 def build_model(cfg, # the run's TrainingConfig
                 tokenizer, # the run's tokenizer
@@ -68,6 +69,7 @@ def build_model(cfg, # the run's TrainingConfig
     if not cfg.model_name_or_path: model = _from_scratch(cfg, tokenizer)
     else:
         config = model_config(cfg)
+        prepare(config)
         model = AutoModelForCausalLM.from_pretrained(cfg.model_name_or_path, config=config, revision=cfg.revision, **LOAD_KWARGS,
                                                      dtype=torch.float32, **attn_kwargs(config, cfg))
     return add_run_modules(model, cfg)
@@ -76,7 +78,7 @@ def build_model(cfg, # the run's TrainingConfig
 def model_skeleton(cfg):
     "The run's module tree on the meta device (no weights): for listing sites before training."
     with torch.device("meta"):
-        if not cfg.model_name_or_path: return Mamba2ForCausalLM(mamba2_config(cfg.arch, vocab_size=256))
+        if not cfg.model_name_or_path: return from_scratch_family().from_scratch(cfg.arch, 256, init=False)
         config = model_config(cfg)
         return AutoModelForCausalLM.from_config(config, **attn_kwargs(config, cfg))
 
@@ -97,6 +99,7 @@ def load_model(path_or_hub_id:str, # local checkpoint dir or Hub id
               ):
     "Load a lengen checkpoint in eval mode, restoring the modifications its config records."
     config = AutoConfig.from_pretrained(path_or_hub_id, revision=revision)
+    prepare(config)
     kwargs = {**LOAD_KWARGS, **default_attention(config), **kwargs}
     if scaling.is_scaled_config(config):
         model = scaling.load_scaled_model(path_or_hub_id, dtype=dtype, revision=revision, **kwargs)

@@ -4,15 +4,17 @@
 
 # %% ../../nbs/models/07_compat.ipynb #fa2d6af6
 from __future__ import annotations
-import ast, functools, inspect, textwrap
+import ast, dataclasses, functools, inspect, textwrap
 
 import torch
 from torch import nn
+from transformers import TrainingArguments
 
 # %% auto #0
 __all__ = ['CACHE_FIELDS', 'BLOCK_INERT_KWARGS', 'FUSED_SPLIT_OP', 'LOAD_KWARGS', 'cache_in', 'cache_arg', 'body_forward',
            'mamba2_layer_states', 'gated_norm_group', 'kernel_cells', 'op_module', 'device_dispatch',
-           'conv_layout_safe', 'cpu_safe_ops', 'no_cache_in_training', 'body_gets_kwargs', 'split_lm_kwargs']
+           'conv_layout_safe', 'cpu_safe_ops', 'no_cache_in_training', 'body_gets_kwargs', 'split_lm_kwargs',
+           'checkpointing_argument']
 
 # %% ../../nbs/models/07_compat.ipynb #f6339701
 CACHE_FIELDS = ("cache", "past_key_values", "cache_params")   # a call's or an output's cache, by version and family
@@ -153,3 +155,11 @@ FUSED_SPLIT_OP = "mamba2_split_conv1d_scan_combined"   # the global the Mamba2 m
 
 # %% ../../nbs/models/07_compat.ipynb #bd49f38a
 LOAD_KWARGS = {"use_kernels": False}   # what lengen's loaders add to `from_pretrained`: no kernels from the Hub
+
+# %% ../../nbs/models/07_compat.ipynb #9792f393
+def checkpointing_argument(on:bool, # the run's `gradient_checkpointing`
+                          ) -> dict:
+    "`TrainingArguments`' keyword that recomputes activations in backward, set: `activation_checkpointing` (5.25+) or `gradient_checkpointing` (5.17); {} when off."
+    if not on: return {}
+    names = {f.name for f in dataclasses.fields(TrainingArguments)}
+    return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": True}

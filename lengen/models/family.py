@@ -15,11 +15,17 @@ from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
 from ..config import ConfigError
 from ..features import KERNEL_SWITCHES
 from .compat import body_forward
-from .mamba2 import SSM_SCALARS, mamba2_kernel_path, mamba2_prefill
+from ..features import load
+from .mamba2.model import (SSM_SCALARS, mamba2_from_scratch, mamba2_kernel_path, mamba2_piece_tokens, mamba2_prefill,
+                                       prepare_mamba2, scan_floats, ssm_state)
+from .mamba2.packed import apply_packed
+from .mamba2.scan import install_initial_states, state_shape
+from .mamba2.step import decodable
 
 # %% auto #0
-__all__ = ['FAMILIES', 'Family', 'body_prefill', 'family_of', 'has_submodule', 'find_blocks', 'model_family', 'decoder_blocks',
-           'require', 'require_feature', 'fused_kernels', 'position_limit']
+__all__ = ['FAMILIES', 'FROM_SCRATCH', 'Family', 'body_prefill', 'family_of', 'has_submodule', 'find_blocks', 'model_family',
+           'decoder_blocks', 'require', 'require_feature', 'fused_kernels', 'has_stepper', 'decodes', 'new_stepper',
+           'prepare', 'from_scratch_family', 'position_limit']
 
 # %% ../../nbs/models/04_family.ipynb #d0cc4cd2
 @dataclass(frozen=True)
@@ -37,15 +43,22 @@ class Family:
     output:type # the causal LM's output class (what a forward computing its own loss returns)
     prefill:Callable # prefill(model, ids, use_cache=True) -> (final hidden states, cache or None): the body over a prompt
     liger:tuple=() # Liger's kernels `lengen.ops.kernels` can swap in (`kernels.*` switches)
-    stepper:bool=False # `lengen.ops.generate` decodes it a token at a time (recurrent: `lengen.ops.decode`'s stepper)
-    recurrent:bool=False # a state-space body: a fixed-size state instead of a KV cache, a chunked scan in training
+    stepper:str|None=None # "module:function" (model, cache, offset, steps, batch, fused=None, reuse=None) -> a stepper after a prompt (`lengen.ops.generate`)
+    computes:Callable|None=None # (model) -> bool: whether its stepper computes this model (None: every model of the family)
+    steps_prompts:bool=False # `lengen.ops.decode` may read a prompt through the stepper, a token a step from zero states (a fixed-size state) # `lengen.ops.generate` decodes it a token at a time (recurrent: `lengen.ops.decode`'s stepper)
+    layer_state:Callable|None=None # (cache, i) -> layer i's recurrent state in transformers' cache (None: a KV cache, no state)
+    state_shape:Callable|None=None # (config) -> (layers, one row's state shape): what an initial state is
+    piece_tokens:Callable|None=None # (model, batch) -> most tokens one forward reads (None: any)
+    scan_floats:Callable|None=None # (config, tokens, reference_scan) -> floats a forward's scan holds: (a token, a row's chunk pairs) # a state-space body: a fixed-size state instead of a KV cache, a chunked scan in training
     kernel_path:Callable|None=None # () -> {fused, ops}: the kernels transformers runs for its ops (None: it has none)
     cuda_graphs:bool=False # blocks replayed from CUDA graphs in training (`compile.cuda_graphs`)
-    packed_examples:bool=False # trains on a batch's examples packed into one row (`data.pack_examples`)
+    packed_examples:Callable|None=None # (model, fused_loss) -> model: trains on a batch's examples packed into one row (`data.pack_examples`) # trains on a batch's examples packed into one row (`data.pack_examples`)
     doc_masking:bool=True # keeps packed documents apart (`data.use_doc_masking`)
     fp32_params:tuple=() # parameters kept in float32 at all times, also through a bf16 load
-    initial_states:bool=False # trains from non-zero initial states (`initial_state`)
+    initial_states:Callable|None=None # (model, ctl): every mixer's training forward from `ctl`'s initial states (`initial_state`) # trains from non-zero initial states (`initial_state`)
     attention_scaling:bool=False # input-dependent attention scaling (`attention_scaling`)
+    prepare:Callable|None=None # () -> None: process-wide changes its models need, made where lengen builds or loads one, never at import
+    from_scratch:Callable|None=None # (arch, vocab_size, init=True, **token_ids) -> model: the from-scratch model the `arch` group describes
 
     @property
     def signature(self) -> set:
@@ -72,7 +85,8 @@ _LLAMA_LAYOUT = dict(
 
 FAMILIES = {
     'llama': Family('llama', ('llama',), **_LLAMA_LAYOUT),
-    'smollm3': Family('smollm3', ('smollm3',), **_LLAMA_LAYOUT, liger=KERNEL_SWITCHES, stepper=True, attention_scaling=True),
+    'smollm3': Family('smollm3', ('smollm3',), **_LLAMA_LAYOUT, liger=KERNEL_SWITCHES, stepper="lengen.ops.generate:kv_stepper",
+                       attention_scaling=True),
     'mamba2': Family('mamba2', ('mamba2',),
         norms={'norm': ('mixer.in_proj',)}, mixer_norms={'mixer.norm': ('mixer.out_proj',)},
         letters=dict(i='mixer.in_proj', o='mixer.out_proj'),
@@ -80,10 +94,13 @@ FAMILIES = {
         unfused={'mixer.norm': 'mixer', 'mixer.out_proj': 'mixer'},
         output=Mamba2CausalLMOutput, prefill=mamba2_prefill,
         liger=("rms_norm", "fused_linear_cross_entropy"),   # no gated MLP, no RoPE
-        stepper=True, recurrent=True, kernel_path=mamba2_kernel_path, cuda_graphs=True, packed_examples=True,
+        stepper="lengen.models.mamba2.step:mamba2_stepper", computes=decodable, steps_prompts=True,
+        layer_state=ssm_state, state_shape=state_shape, piece_tokens=mamba2_piece_tokens, scan_floats=scan_floats,
+        kernel_path=mamba2_kernel_path, cuda_graphs=True, packed_examples=apply_packed,
         doc_masking=False,   # transformers' Mamba2 does not hand document boundaries to its kernels
-        fp32_params=SSM_SCALARS, initial_states=True),
+        fp32_params=SSM_SCALARS, initial_states=install_initial_states, prepare=prepare_mamba2, from_scratch=mamba2_from_scratch),
 }
+FROM_SCRATCH = 'mamba2'   # the family the `arch` group builds (`lengen.config.ArchConfig` holds its fields)
 
 # %% ../../nbs/models/04_family.ipynb #216c9bcd
 def family_of(obj, # a model, its body, or a model config
@@ -140,6 +157,35 @@ def fused_kernels(obj) -> bool|None:
     "Whether transformers runs compiled kernels for the ops of `obj`'s family here; None for a family without such ops."
     fam = family_of(obj)
     return None if fam.kernel_path is None else fam.kernel_path()["fused"]
+
+# %% ../../nbs/models/04_family.ipynb #d8f0c043
+def has_stepper(model) -> bool:
+    "Whether lengen decodes `model` a token at a time: its family has a stepper that computes it."
+    fam = family_of(model)
+    return fam.stepper is not None and (fam.computes is None or fam.computes(model))
+
+def decodes(model) -> bool:
+    "Whether `lengen.ops.decode` may read `model`'s prompts through its stepper from zero states."
+    return family_of(model).steps_prompts and has_stepper(model)
+
+def new_stepper(model, cache, # transformers' cache after the first `offset` tokens (None: nothing read)
+                offset:int, steps:int, batch:int, # tokens read, steps to come, rows
+                fused:bool|None=None, # a recurrent stepper's fused kernels (None: on CUDA when importable)
+                reuse=None): # a stepper of this model to restart in place
+    "The stepper of `model`'s family after `offset` tokens: `reuse` restarted, else a new one."
+    return load(family_of(model).stepper)(model, cache, offset, steps, batch, fused, reuse)
+
+# %% ../../nbs/models/04_family.ipynb #b5df7dab
+def prepare(obj, # a model, its body, a model config, or a family
+           ) -> Family:
+    "The family of `obj` (or `obj`, a family), its process-wide changes (`Family.prepare`) made."
+    fam = obj if isinstance(obj, Family) else family_of(obj)
+    if fam.prepare is not None: fam.prepare()
+    return fam
+
+def from_scratch_family() -> Family:
+    "The family a run without `model_name_or_path` builds from `arch`."
+    return FAMILIES[FROM_SCRATCH]
 
 # %% ../../nbs/models/04_family.ipynb #86e45bcd
 _POSITION_TABLES = re.compile(r"(^|\.)(wpe|embed_positions|position_embeddings)$")

@@ -14,7 +14,8 @@ from transformers import Mamba2Config, Mamba2ForCausalLM, SmolLM3Config, SmolLM3
 
 from ..config import ArchConfig, compose_config
 from ..data import char_tokenizer, small_bpe_tokenizer
-from .mamba2 import mamba2_config, mamba2_reference_init
+from .family import prepare
+from .mamba2.model import mamba2_config, mamba2_reference_init
 
 # %% auto #0
 __all__ = ['tiny_smollm3', 'tiny_mamba2', 'tiny_mamba2_run', 'fake_checkpoint', 'machine_free']
@@ -44,6 +45,7 @@ def tiny_mamba2(seed:int|None=None, # seed torch's generator first; None draws f
     c = dict(vocab_size=64, hidden_size=64, num_heads=4, head_dim=32, expand=2, state_size=16, n_groups=n_groups,
              num_hidden_layers=layers, chunk_size=16, residual_in_fp32=residual_in_fp32)
     m = Mamba2ForCausalLM(Mamba2Config(**{**c, **kw}))
+    prepare(m)   # its ops safe off the GPU, as lengen's builders make them
     return m if device is None else m.to(device)
 
 # %% ../../nbs/models/06_fixtures.ipynb #2d8d5b45

@@ -12,6 +12,8 @@ import torch.nn.functional as F
 from torch import nn, Tensor
 from transformers import Mamba2Config, Mamba2ForCausalLM
 
+from .family import prepare
+
 # %% auto #0
 __all__ = ['COMPILE', 'pre_scan', 'pre_scan_folded', 'post_scan', 'block_norm', 'BLOCK_PARAMS', 'same_sequence', 'stacked_conv',
            'ssd_reference', 'fold_decay', 'stacked_scan', 'stacked_scan_backward', 'fused_scan_available', 'rms',
@@ -287,6 +289,7 @@ class StackedMamba2(nn.Module):
     def member_model(self, k:int) -> Mamba2ForCausalLM:
         "A standalone Mamba2ForCausalLM holding member `k`'s weights (float32, on the stack's device)."
         with torch.device(self.embeddings.device): model = Mamba2ForCausalLM(self.config)
+        prepare(model)   # its ops safe off the GPU, as lengen's builders make them
         model.load_state_dict(self.member_state_dict(k))
         return model
 

@@ -4,82 +4,16 @@
 
 # %% ../../nbs/regularizers/01_initial_state.ipynb #93b4169d
 from __future__ import annotations
-import types
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from ..models.compat import cache_in, no_cache_in_training
+from ..models.compat import no_cache_in_training
 from ..data import data_workers, streamed
 from ..features import feature
-from ..models.family import decoder_blocks, require_feature
-from ..ops.packed import fused_available, mixer_fused, uses_fused
+from ..models.family import require_feature
 
 # %% auto #0
-__all__ = ['FIT_MOMENTUM', 'ssd_reference', 'chunk_scan', 'mixer_scan', 'InitialStates', 'initial_state_mixer_forward',
-           'apply_initial_state', 'initial_state_for_run']
-
-# %% ../../nbs/regularizers/01_initial_state.ipynb #4f0ed08a
-def ssd_reference(x:torch.Tensor, # (batch, T, heads, head_dim) the scan's input
-                  dt:torch.Tensor, # (batch, T, heads) step sizes, after softplus and clamping
-                  A:torch.Tensor, # (heads,) the negative decay rates
-                  B:torch.Tensor, C:torch.Tensor, # (batch, T, groups, state) input and output projections
-                  chunk_size:int, # tokens a chunk
-                  initial_states:torch.Tensor|None=None, # (batch, heads, head_dim, state); None: zero
-                 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Mamba2's scan h_t = exp(dt_t A) h_(t-1) + dt_t x_t B_t', y_t = h_t C_t, by chunks: (y, final h), float32."
-    b, T, H, P = x.shape
-    pad = -T % chunk_size   # padded steps have dt = 0: no decay, no input
-    chunks = lambda t: F.pad(t.float(), (0, 0) * (t.dim() - 2) + (0, pad)).reshape(b, -1, chunk_size, *t.shape[2:])
-    x, dt = chunks(x), chunks(dt)
-    B, C = (chunks(t.repeat_interleave(H // t.shape[2], dim=2)) for t in (B, C))   # groups -> heads: (b, c, l, H, N)
-    a = torch.cumsum(dt * A.float(), dim=2)                                         # (b, c, l, H): log decay in the chunk
-    causal = torch.ones(chunk_size, chunk_size, dtype=torch.bool, device=x.device).tril()[:, :, None]
-    decay = torch.exp((a[:, :, :, None] - a[:, :, None]).masked_fill(~causal, float("-inf")))   # (b, c, l, s, H)
-    y = torch.einsum("bclsh,bcshp->bclhp", torch.einsum("bclhn,bcshn->bclsh", C, B) * decay * dt[:, :, None], x)
-    to_end = (torch.exp(a[:, :, -1:] - a) * dt)[..., None] * x                      # each input, decayed to its chunk's end
-    made = torch.einsum("bclhp,bclhn->bchpn", to_end, B)                             # the state each chunk adds from zero
-    h = x.new_zeros(b, H, P, B.shape[-1]) if initial_states is None else initial_states.float()
-    starts = []
-    for c in range(x.shape[1]):                                                      # the state from chunk to chunk
-        starts.append(h)
-        h = torch.exp(a[:, c, -1])[..., None, None] * h + made[:, c]
-    y = y + torch.exp(a)[..., None] * torch.einsum("bclhn,bchpn->bclhp", C, torch.stack(starts, 1))
-    return y.reshape(b, -1, H, P)[:, :T], h
-
-# %% ../../nbs/regularizers/01_initial_state.ipynb #c7e4f5fc
-def chunk_scan(mixer:nn.Module, # a Mamba2Mixer (its A_log, D, dt_bias, chunk size and step limits)
-               x:torch.Tensor, dt:torch.Tensor, # (batch, T, heads, head_dim) and raw (batch, T, heads) step sizes
-               B:torch.Tensor, C:torch.Tensor, # (batch, T, groups, state)
-               initial_states:torch.Tensor|None=None, # (batch, heads, head_dim, state); None: zero
-              ) -> tuple[torch.Tensor, torch.Tensor]:
-    "The mixer's scan with its skip connection: mamba_ssm's chunked kernel on CUDA, `ssd_reference` elsewhere; (y, final state)."
-    A = -torch.exp(mixer.A_log.float())
-    if fused_available(x):
-        from mamba_ssm.ops.triton.ssd_combined import mamba_chunk_scan_combined  # optional: the gpu extra (mamba_ssm)
-        return mamba_chunk_scan_combined(x, dt, A, B, C, mixer.chunk_size, D=mixer.D, dt_bias=mixer.dt_bias,
-                                         initial_states=initial_states, dt_softplus=True, dt_limit=mixer.time_step_limit,
-                                         return_final_states=True)
-    dt = torch.clamp(F.softplus(dt + mixer.dt_bias), *mixer.time_step_limit)
-    y, final = ssd_reference(x, dt, A, B, C, mixer.chunk_size, initial_states)
-    return y + mixer.D[:, None] * x.float(), final
-
-# %% ../../nbs/regularizers/01_initial_state.ipynb #95ee5152
-def mixer_scan(mixer:nn.Module, # a Mamba2Mixer
-               hidden_states:torch.Tensor, # (batch, T, hidden)
-               initial_states:torch.Tensor|None=None, # (batch, heads, head_dim, state); None: zero
-              ) -> tuple[torch.Tensor, torch.Tensor]:
-    "The mixer's training forward from `initial_states`, its projections and gated norm called as modules: (output, final state)."
-    b, T, _ = hidden_states.shape
-    I, G, N, H = mixer.intermediate_size, mixer.n_groups, mixer.ssm_state_size, mixer.num_heads
-    gate, xBC, dt = mixer.in_proj(hidden_states).split([I, mixer.conv_dim, H], dim=-1)
-    xBC = F.conv1d(xBC.transpose(1, 2).to(mixer.conv1d.weight.dtype), mixer.conv1d.weight, mixer.conv1d.bias,
-                   padding=mixer.conv_kernel_size - 1, groups=mixer.conv_dim)[..., :T]
-    x, B, C = mixer.act(xBC).transpose(1, 2).to(hidden_states.dtype).split([I, G * N, G * N], dim=-1)
-    y, final = chunk_scan(mixer, x.reshape(b, T, H, mixer.head_dim), dt, B.reshape(b, T, G, N), C.reshape(b, T, G, N),
-                          initial_states)
-    y = mixer.norm(y.reshape(b, T, I), gate)
-    return mixer.out_proj(y.to(hidden_states.dtype)), final
+__all__ = ['FIT_MOMENTUM', 'InitialStates', 'apply_initial_state', 'initial_state_for_run']
 
 # %% ../../nbs/regularizers/01_initial_state.ipynb #9f78005d
 FIT_MOMENTUM = 0.9   # fitted noise: weight of the running statistics against a new batch's final states
@@ -132,36 +66,17 @@ class InitialStates:
         if ids is None: ids = kwargs["inputs_embeds"]
         self.start_batch(ids.shape[0], ids.device)
 
-# %% ../../nbs/regularizers/01_initial_state.ipynb #e652ba79
-def initial_state_mixer_forward(mixer:nn.Module, hidden_states, *args, **kwargs):
-    "A Mamba2Mixer's forward that in training starts from the batch's initial state and records its final one; else stock."
-    ctl = mixer.initial_states
-    if not mixer.training or args or cache_in(kwargs) is not None:
-        return type(mixer).forward(mixer, hidden_states, *args, **kwargs)
-    mask = kwargs.get("attention_mask")
-    if mask is not None and mask.shape[0] > 1 and mask.shape[1] > 1:   # right padding zeroed, as the stock forward does
-        hidden_states = (hidden_states * mask[:, :, None]).to(hidden_states.dtype)
-    init = ctl.current.get(mixer.layer_idx)
-    if uses_fused(mixer, hidden_states):
-        out, final = mixer_fused(mixer, hidden_states, initial_states=init, return_final_states=True)
-    else: out, final = mixer_scan(mixer, hidden_states, init)
-    ctl.observe(mixer.layer_idx, final)
-    return out
-
 # %% ../../nbs/regularizers/01_initial_state.ipynb #b8de7dbe
-def apply_initial_state(model:nn.Module, # a Mamba2ForCausalLM (changed in place)
+def apply_initial_state(model:nn.Module, # a model of an architecture with initial states (Mamba2; changed in place)
                         cfg, # the run's TrainingConfig
                         ring:int=1, # batches from a row to the row that continues it (`passing`)
                        ) -> InitialStates:
     "Train `model` from non-zero initial states as `cfg.initial_state` says; evaluation and generation stay stock."
     s = cfg.initial_state
-    require_feature(model, feature("initial_state"), s.mode)
+    fam = require_feature(model, feature("initial_state"), s.mode)
     no_cache_in_training(model)
-    c = model.config
-    ctl = InitialStates(s, c.num_hidden_layers, (c.num_heads, c.head_dim, c.state_size), ring)
-    for block in decoder_blocks(model):
-        block.mixer.initial_states = ctl
-        block.mixer.forward = types.MethodType(initial_state_mixer_forward, block.mixer)
+    ctl = InitialStates(s, *fam.state_shape(model.config), ring)
+    fam.initial_states(model, ctl)
     model.register_forward_pre_hook(ctl.before_forward, with_kwargs=True)
     return ctl
 

@@ -23,7 +23,8 @@ from .divergence import DIVERGED_EXIT, Diverged, DivergenceGuard, diverged_recor
 from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, tidy_folders, write_json
 from ..checkpoints import (RESUME_HISTORY, _checkpoints, check_resume_config, checkpoint_problem, checkpoint_step, latest_checkpoint,
                                 resolve_checkpoint, resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
-from ..models.mamba2 import no_decay_names
+from ..models.compat import checkpointing_argument
+from ..models.mamba2.model import no_decay_names
 from ..eval.in_run import evaluation_outputs, in_run_evaluations
 from .progress import ProgressFile, ended_by_errors
 from ..features import load, run_features
@@ -74,7 +75,7 @@ def training_arguments(cfg) -> TrainingArguments:
     return TrainingArguments(
         output_dir=cfg.output_dir, max_steps=cfg.max_steps, per_device_train_batch_size=cfg.per_device_train_batch_size,
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
-        **({"gradient_checkpointing": True} if cfg.gradient_checkpointing else {}),  # the argument is renamed after 5.17
+        **checkpointing_argument(cfg.gradient_checkpointing),  # the argument's name by transformers version (lengen.models.compat)
         learning_rate=o.lr, weight_decay=o.weight_decay, adam_beta1=o.adam_beta1, adam_beta2=o.adam_beta2,
         adam_epsilon=o.adam_epsilon, max_grad_norm=o.max_grad_norm, optim=o.optim_name,
         lr_scheduler_type=s.schedule_type, warmup_steps=s.warmup_steps,

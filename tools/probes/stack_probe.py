@@ -159,7 +159,7 @@ def model_probe(out, ks=(1, 4, 8, 16), L=3584):
     "The stacked model (lengen.models.stacked) at the 45M copy shape: a whole training step (VPAD at the block norms, forward and backward under bf16 autocast, per-member clipping, fused AdamW) replayed from one CUDA graph, per member; and its fused scan against its reference on the GPU."
     from lengen.models.stacked import StackedMamba2
     from transformers import Mamba2Config, Mamba2ForCausalLM
-    from lengen.models.mamba2 import mamba2_reference_init
+    from lengen.models.mamba2.model import mamba2_reference_init
     from lengen.regularizers.dropout import vpad_dropout
     from lengen.data import pack_examples, CopyTaskDataset, char_tokenizer
     dev = torch.device("cuda")

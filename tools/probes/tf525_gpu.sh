@@ -35,8 +35,8 @@
 #   mfu      Mamba2-1.3B at 4096 tokens, lengen_bench batch 4 (baseline, liger) and batch 8 (liger, the shipped setting),
 #            under 5.17 and 5.25; the bar: the same MFU (results/gpu/kernels_mfu_h200.json has today's: 36.6/40.2/42.1%)
 #   cells    under 5.25, every code cell (`gpu` ones included) of the Mamba2 notebooks of models/ops/regularizers through
-#            tools/run_cells.py: models/00_mamba2, ops/01_cuda_graphs, ops/02_packed_examples, regularizers/00_dropout,
-#            regularizers/01_initial_state, ops/03_greedy_decode, ops/05_long_generate
+#            tools/run_cells.py: models/mamba2/00_model, ops/01_cuda_graphs, models/mamba2/01_packed, regularizers/00_dropout,
+#            regularizers/01_initial_state, ops/03_decode, ops/05_generate
 #   kernels  under 5.25, every code cell of nbs/ops/04_kernels.ipynb (Liger and mamba_ssm against stock, CUDA graphs,
 #            the torch.compile refusal, save/load logits, tiny benches)
 # What comes back in $OUT: tf525_gpu.log (everything printed), probe_compare.txt (the dumps stay in /tmp/tf525_probe), copy_*.json,
@@ -50,7 +50,7 @@ exec > >(tee -a "$OUT/tf525_gpu.log") 2>&1
 [ -d .gpu_tf525 ] || { echo "no .gpu_tf525: see the steps at the top of tools/probes/tf525_gpu.sh"; exit 1; }
 once tf525 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/tf525 .gpu_tf525/*.whl
 pp() { if [ "$1" = 525 ]; then echo "PYTHONPATH=/tmp/tf525:$PYTHONPATH"; else echo "PYTHONPATH=$PYTHONPATH"; fi; }   # 5.25 ahead of the image's 5.17
-versions() { env "$(pp $1)" python3 -c "import torch, transformers, huggingface_hub; from lengen.models.mamba2 import mamba2_kernel_path as k; print('transformers', transformers.__version__, 'hub', huggingface_hub.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(), 'fused:', k()['fused'])"; }
+versions() { env "$(pp $1)" python3 -c "import torch, transformers, huggingface_hub; from lengen.models.mamba2.model import mamba2_kernel_path as k; print('transformers', transformers.__version__, 'hub', huggingface_hub.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(), 'fused:', k()['fused'])"; }
 versions 517 && versions 525 || { echo "an environment does not import: see above"; exit 1; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
@@ -95,7 +95,7 @@ cells() {   # NAME TIMEOUT NOTEBOOK...: every cell of each notebook under 5.25
     summary "cells $nb under 5.25: exit $? ($(tail -1 "$f"))"
   done
 }
-has cells && cells m 120 nbs/models/00_mamba2.ipynb nbs/ops/01_cuda_graphs.ipynb nbs/ops/02_packed_examples.ipynb \
-  nbs/regularizers/00_dropout.ipynb nbs/regularizers/01_initial_state.ipynb nbs/ops/03_greedy_decode.ipynb nbs/ops/05_long_generate.ipynb
+has cells && cells m 120 nbs/models/mamba2/00_model.ipynb nbs/ops/01_cuda_graphs.ipynb nbs/models/mamba2/01_packed.ipynb \
+  nbs/regularizers/00_dropout.ipynb nbs/models/mamba2/02_scan.ipynb nbs/regularizers/01_initial_state.ipynb nbs/models/mamba2/03_step.ipynb nbs/ops/03_decode.ipynb nbs/ops/05_generate.ipynb
 has kernels && cells k 480 nbs/ops/04_kernels.ipynb
 ls -la "$OUT"

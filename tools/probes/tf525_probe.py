@@ -27,7 +27,7 @@ from lengen.config import compose_config
 from lengen.models.build import load_model
 from lengen.models.compat import LOAD_KWARGS
 from lengen.models.fixtures import tiny_mamba2
-from lengen.models.mamba2 import mamba2_kernel_path
+from lengen.models.mamba2.model import mamba2_kernel_path
 from lengen.train.trainer import prepare_model
 
 VOCAB = 50288
