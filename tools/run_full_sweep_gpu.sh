@@ -10,7 +10,7 @@
 # After each call, here: tar xzf <files_at>/full_sweep_results.tgz at the repository root and commit the JSONs; keep the
 # returned triton_cache.tgz as .gpu_cache/triton_cache.tgz (tools/gpu_env.sh unpacks it: the next machine skips autotuning).
 # A sweep that reads a corpus (`lengen_sweep SWEEP --check` names it: Sweep.corpus) needs it on the machine first: one
-# `receive` call per part of tools/build_text_corpus.py's packed corpus, e.g. with P=data/debian_mix/parts
+# `receive` call per part of lengen_build_corpus's packed corpus, e.g. with P=data/debian_mix/parts
 #   run(carry=[".gpu", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
 #   run(carry=[f"{P}/rows2048-000.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # each part alike; the last unpacks
 #
@@ -65,7 +65,7 @@ case $MODE in
       for s in ${SWEEPS:-copy_full_scale}; do   # the committed results: the sweep skips those runs
         mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
       done
-      python3 -c "import torch; from lengen.models.mamba2 import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
+      python3 -c "import torch; from lengen.models.mamba2.model import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
       date +%s > "$W/started"
       FIRST_CALL=$(stat -c %Y /tmp/site/.lengen_first_call)   # when this machine's first call began (tools/gpu_env.sh)
       LIMIT=${TIME_LIMIT:-$(( FIRST_CALL + ${MACHINE_SECONDS:-1500} - $(date +%s) ))}
@@ -86,7 +86,7 @@ case $MODE in
     mkdir -p /tmp/parts; [ -d "$CORPUS/parts" ] && cp -r "$CORPUS/parts/." /tmp/parts/
     missing=$(python3 -c "import json, pathlib; m = json.load(open('/tmp/parts/manifest.json'))['parts']; print(' '.join(k for k in m if k.startswith(('rows', 'heldout')) and not pathlib.Path('/tmp/parts', k).is_file()))" 2>/dev/null || echo manifest.json)
     if [ -n "$missing" ]; then echo "waiting for: $missing"
-    else python3 tools/build_text_corpus.py unpack --parts /tmp/parts --out "$CORPUS" --rows-block 64 128 256 512 && ls "$CORPUS"; fi ;;   # rows64/ ... rows512/: the shorter rows some sweeps train on
+    else python3 -m lengen.corpus unpack --parts /tmp/parts --out "$CORPUS" --rows-block 64 128 256 512 && ls "$CORPUS"; fi ;;   # rows64/ ... rows512/: the shorter rows some sweeps train on
   stop) running && kill -- "-$(cat "$W/sweep.pid")"; sleep 5; pack ;;   # the sweep's process group: its runs too
   throughput)
     timeout 570 python3 -m lengen.experiments.sweep --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \

@@ -79,7 +79,7 @@ class Sweep:
     settings:dict # label -> (experiment, [overrides of that setting])
     seeds:list # seeds of every setting
     scale:list = field(default_factory=list) # overrides every run gets, before each setting's own
-    data:str = "data/python_docs" # the text corpus `{data}` names, relative to the repository (tools/build_text_corpus.py)
+    data:str = "data/python_docs" # the text corpus `{data}` names, relative to the repository (`lengen_build_corpus`)
     seeds_of:dict = field(default_factory=dict) # label -> the only seeds that setting runs (a setting that needs fewer)
     stack:int = 0 # seeds of one setting trained together as one stacked model (`lengen.train.stacked`) by default; 0: one run a process
     replace_diverged:bool = True # a diverged run's setting runs a further seed (`replacements`); False where a protocol forbids it
@@ -340,7 +340,7 @@ _TEXT = {"baseline": ("mamba2_85m_lengen_pile_baseline", []), "vpad": ("mamba2_8
 
 def _at_length(T:int, steps:int, *more) -> list[str]:
     "Overrides that train the 85M Mamba2 on rows of `T` tokens (131,072 a step, as shipped) for `steps`, evaluated to 32T reading 65,536 tokens a forward; then `more`."
-    rows = "rows" if T == 2048 else f"rows{T}"   # the 2048-token rows of the corpus, or those rows cut (build_text_corpus.py unpack --rows-block)
+    rows = "rows" if T == 2048 else f"rows{T}"   # the 2048-token rows of the corpus, or those rows cut (lengen_build_corpus unpack --rows-block)
     return [f"data.path={{data}}/{rows}", f"data.block_size={T}", f"per_device_train_batch_size={32 * 2048 // T}",
             f"max_steps={steps}", f"schedule.warmup_steps={steps // 20}", f"save_steps={steps // 10}", f"eval_extra.max_length={32 * T}",
             f"eval_extra.batch_size={2048 // T}", *more]   # documents of 32T tokens, 2048 // T a forward
@@ -642,7 +642,7 @@ def main(argv:list[str]|None=None) -> int:
                    "left; auto: the wall time of the run this sweep finished last")
     p.add_argument("--results-root", default=str(repo_root()/"results"))
     p.add_argument("--work-root", default="outputs/sweep", help="run folders with checkpoints (never committed)")
-    p.add_argument("--data-root", default=None, help="the text corpus of tools/build_text_corpus.py (default: each sweep's own, "
+    p.add_argument("--data-root", default=None, help="the text corpus of lengen_build_corpus (default: each sweep's own, "
                    "data/python_docs or data/debian_mix)")
     p.add_argument("--full-scale", action="store_true", help="the shipped experiments without the reduced-scale overrides")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an override for every run (repeatable)")
