@@ -46,7 +46,7 @@ class RunFeature:
     apply:str|None=None # "module:function" (model, cfg) run at its stage: `model` returns the model, `prepare` an undo handle or None
     undo:bool=False # the handle `apply` returns undoes it (`remove()`): a model can be reused without it (the bench)
     reads:tuple=() # the config fields and groups its code reads (default: its key); a model is built anew when they differ (the bench)
-    needs:str|None=None # the capability (a field of `lengen.models.family.Family`) a model needs for it
+    needs:str|None=None # the capability (a field of `lengen.models.architecture.Architecture`) a model needs for it
     needs_why:str="" # what that capability rests on, said when a model lacks it
     off:str="false" # the value of `key` that switches it off, as a refusal names it
     rules:tuple=() # `Rule`s: what it cannot run with

@@ -1,6 +1,6 @@
 """Importing lengen changes nothing in transformers: what a model family needs process-wide (Mamba2's ops made safe off
 the GPU, `lengen.models.mamba2.model.prepare_mamba2`) is applied where lengen builds or loads a model, through the
-family record's `prepare` hook (`lengen.models.family.prepare`), never as a side effect of an import.
+family record's `prepare` hook (`lengen.models.architecture.prepare`), never as a side effect of an import.
 """
 import json, subprocess, sys
 from pathlib import Path

@@ -19,7 +19,7 @@ from ..io import check_writable, output_dir_for, parse_lengths, progress_bar, re
 from ..checkpoints import resolve_checkpoint, run_config_of
 from .common import copy_train_range
 from .common import eval_device, load_for_eval
-from ..models.family import decodes, family_of, fused_kernels, position_limit
+from ..models.architecture import decodes, architecture_of, fused_kernels, position_limit
 
 # %% auto #0
 __all__ = ['CGROUP_MEMORY', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples',
@@ -185,7 +185,7 @@ def copy_forward_bytes(config, # the checkpoint's model config
     "Estimated peak bytes of the teacher-forced float32 forward over `batch` examples of `tokens` tokens: a layer's projections, the logits, a recurrent model's scan."
     width = getattr(config, "intermediate_size", None) or 2 * config.hidden_size
     per_token, pairs = 2 * width + 4 * config.hidden_size + config.vocab_size, 0
-    if (scan := family_of(config).scan_floats) is not None:   # a recurrent model's scan (Mamba2: `lengen.models.mamba2.model.scan_floats`)
+    if (scan := architecture_of(config).scan_floats) is not None:   # a recurrent model's scan (Mamba2: `lengen.models.mamba2.model.scan_floats`)
         more, pairs = scan(config, tokens, reference_scan)
         per_token += more
     return 4 * batch * (tokens * per_token + pairs)

@@ -20,7 +20,7 @@ from ..io import atomic_write, check_output_file, check_writable, disk_faults, o
 from .common import checked_tokenizer, eval_device
 from ..checkpoints import resolve_checkpoint
 from ..models.build import default_attention, load_model
-from ..models.family import family_of
+from ..models.architecture import architecture_of
 from ..ops.generate import with_fast_generate
 
 # %% auto #0
@@ -110,7 +110,7 @@ def pkg_resources_shim():
 def _lengen_model(name, config=None, torch_dtype=torch.bfloat16, **helmet_kwargs):
     "Stand-in for `AutoModelForCausalLM.from_pretrained` in HELMET: `lengen.load_model`, no remote code."
     mc = AutoConfig.from_pretrained(name)      # the checkpoint's own; HELMET's `config` and kwargs are not used
-    attn = {} if family_of(mc).attention is None else {"attn_implementation": attn_implementation(), **default_attention(mc)}
+    attn = {} if architecture_of(mc).attention is None else {"attn_implementation": attn_implementation(), **default_attention(mc)}
     return with_fast_generate(load_model(name, dtype=torch_dtype, **attn).to(eval_device()))
 
 _AUTO_CLASSES = {"AutoConfig": types.SimpleNamespace(from_pretrained=lambda name, **kw: AutoConfig.from_pretrained(name)),

@@ -19,7 +19,7 @@ from .common import EVAL_DTYPES, load_for_eval, measured, train_length
 from ..io import check_writable, output_dir_for, progress_bar, refuse_overwrite, run_cli, whole_number, write_figure, write_json
 from ..checkpoints import _checkpoints, checkpoint_problem, checkpoint_step, resolve_checkpoint, run_config_of
 from ..models.compat import body_forward
-from ..models.family import decoder_blocks, family_of, position_limit, require
+from ..models.architecture import decoder_blocks, architecture_of, position_limit, require
 
 
 # %% auto #0
@@ -88,7 +88,7 @@ def chunked_ce(hidden:torch.Tensor, # (B, L, d) final hidden states (the final n
 # %% ../../nbs/eval/02_position.ipynb #eba35286
 def final_hidden(model, input_ids:torch.Tensor) -> torch.Tensor:
     "The body's last hidden states (final norm applied), without the LM head and without a cache (a Mamba2: read in pieces)."
-    return family_of(model).prefill(model, input_ids, use_cache=False)[0]
+    return architecture_of(model).prefill(model, input_ids, use_cache=False)[0]
 
 # %% ../../nbs/eval/02_position.ipynb #cdc92672
 def position_means(own:list, # each document's CE per position (1-D tensors of any lengths)
@@ -642,7 +642,7 @@ def checkpoint_curve(folder, # a run's output_dir: each complete checkpoint-<ste
     train_len = train_length(run_config_of(str(folder)))   # the run's training length (its checkpoints carry no lengen_config.yaml)
     complete, docs = [c for c in _checkpoints(folder) if checkpoint_problem(c) is None], None   # docs: tokenized once a run
     for ck in complete:
-        recurrent, t0 = family_of(AutoConfig.from_pretrained(str(ck))).layer_state is not None, time.time()
+        recurrent, t0 = architecture_of(AutoConfig.from_pretrained(str(ck))).layer_state is not None, time.time()
         if docs is None: docs = tokenize_documents(AutoTokenizer.from_pretrained(str(ck)), dataset_file, text_keypaths, max_length, progress)
         norms = recurrent and (state_norms == "all" or state_norms == "last" and ck == complete[-1])
         r = evaluate_positions(str(ck), dataset_file, list(text_keypaths), max_length, batch_size, dtype, str(Path(output_dir or folder)/ck.name), output_name,

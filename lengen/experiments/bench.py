@@ -20,7 +20,7 @@ from ..eval.common import eval_device
 from ..io import check_output_file, json_text, run_cli, write_json
 from ..models.build import add_run_modules, attn_kwargs, run_config
 from ..train.trainer import _collator, cache_triton_autotuning, prepare_model, run_training
-from ..models.family import fused_kernels
+from ..models.architecture import fused_kernels
 
 # %% auto #0
 __all__ = ['SHAPES', 'ATTENTION_VARIANTS', 'VARIANTS', 'VARIANT_ALIASES', 'MODEL_KEYS', 'BENCH_STRENGTH', 'variant_parts',

@@ -18,7 +18,7 @@ from ..eval.copy_task import markdown_length_table
 from ..eval.position import markdown_window_table
 from ..io import check_writable, disk_faults, share_files, run_cli, tensor_bytes
 from ..checkpoints import RESUME_HISTORY, latest_checkpoint, resolve_checkpoint, run_config_of
-from ..models.family import family_of
+from ..models.architecture import architecture_of
 from ..models.build import load_model
 
 # %% auto #0
@@ -47,7 +47,7 @@ def fp32_names(model, dtype:torch.dtype) -> set[str]:
     "Names of the parameters a release keeps in float32."
     marks = set(getattr(model, "_keep_in_fp32_modules_strict", None) or [])
     if dtype == torch.float16: marks |= set(getattr(model, "_keep_in_fp32_modules", None) or [])
-    marks |= set(family_of(model).fp32_params)   # float32 in every dtype (Mamba2: the SSM scalars)
+    marks |= set(architecture_of(model).fp32_params)   # float32 in every dtype (Mamba2: the SSM scalars)
     pats = [re.compile(rf"(^|\.){re.escape(m)}($|\.)") for m in marks]
     return {n for n, _ in model.named_parameters() if any(p.search(n) for p in pats)}
 
@@ -131,7 +131,7 @@ def usage_snippet(config, repo:str) -> str:
         load = (f'model = AutoModelForCausalLM.from_pretrained("{repo}", trust_remote_code=True, dtype=torch.bfloat16)',
                 "The input-dependent attention scaling lives in the bundled `scaling.py` (hence `trust_remote_code=True`); "
                 "`lengen.load_model` rebuilds it from `config.json` without running code from the repository.")
-    elif fp32 := family_of(config).fp32_params:
+    elif fp32 := architecture_of(config).fp32_params:
         load = ("from transformers.models.mamba2 import Mamba2PreTrainedModel\n"
                 f'Mamba2PreTrainedModel._keep_in_fp32_modules_strict = {json.dumps(list(fp32))}   # keep the SSM scalars float32\n'
                 f'model = AutoModelForCausalLM.from_pretrained("{repo}", dtype="auto")',
@@ -194,7 +194,7 @@ def model_card(src:Path, # the exported run or checkpoint folder
     rc = run_config_of(str(src))
     base = rc.model_name_or_path if rc is not None else ""
     hub_base = base if base and not Path(base).exists() and "/" in base else None
-    fp32 = family_of(config).fp32_params
+    fp32 = architecture_of(config).fp32_params
     tags = ["lengen", "length-generalization", config.model_type] + ([rc.dropout.mode] if rc is not None and rc.dropout.rate else [])
     head = ["---", "library_name: transformers", "pipeline_tag: text-generation"] + ([f"base_model: {hub_base}"] if hub_base else []) \
            + ["tags:", *[f"- {t}" for t in tags], "---", ""]

@@ -12,7 +12,7 @@ from transformers import TrainerCallback
 
 from ..config import compose_config, in_ipython
 from ..io import run_cli, write_json
-from ..models.family import decoder_blocks
+from ..models.architecture import decoder_blocks
 from ..train.trainer import parse_argv, run_training
 
 # %% auto #0

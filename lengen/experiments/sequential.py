@@ -310,7 +310,7 @@ def simulate_design(protocol:dict, effects:dict, # confirmatory setting -> its t
                     n_sims:int=2000, seed:int=0,
                     residuals=None, # draw each run's deviation from these (e.g. the pilot's) instead of a normal
                    ) -> dict:
-    "Family-wise error, power per confirmatory setting and runs trained, over `n_sims` simulated studies of `protocol`."
+    "Architecture-wise error, power per confirmatory setting and runs trained, over `n_sims` simulated studies of `protocol`."
     p, rng = protocol, np.random.default_rng(seed)
     names, looks, N = p["confirmatory"], p["looks"], p["looks"][-1]
     shape = (n_sims, len(names) + 1, N)

@@ -11,7 +11,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 from ..config import ConfigError
 from .compat import LOAD_KWARGS
 from ..features import load, run_features
-from .family import family_of, from_scratch_family, prepare, require_feature
+from .architecture import architecture_of, from_scratch_architecture, prepare, require_feature
 from .mamba2.model import restore_ssm_scalars
 from .swa import apply_swa, keep_windows_only
 from .window_attention import WINDOW_SDPA, window_kernel  # importing it registers the `window_sdpa` attention backend
@@ -42,7 +42,7 @@ def model_config(cfg):
 # %% ../../nbs/models/05_build.ipynb #b3c496d5
 def attn_kwargs(config, cfg) -> dict:
     "`attn_implementation` for models that have attention (Mamba2 refuses the argument)."
-    return {} if family_of(config).attention is None else {"attn_implementation": cfg.attn_implementation}
+    return {} if architecture_of(config).attention is None else {"attn_implementation": cfg.attn_implementation}
 
 # %% ../../nbs/models/05_build.ipynb #766b8bc5
 def add_run_modules(model, cfg):
@@ -56,7 +56,7 @@ def add_run_modules(model, cfg):
 
 # %% ../../nbs/models/05_build.ipynb #67bc3caa
 def _from_scratch(cfg, tokenizer):
-    fam = prepare(from_scratch_family())
+    fam = prepare(from_scratch_architecture())
     if cfg.swa.enabled: raise ConfigError("swa.enabled", True, f"false for from-scratch {fam.name} runs (SWA is a SmolLM3 setting)")
     torch.manual_seed(cfg.seed)
     return fam.from_scratch(cfg.arch, len(tokenizer), pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
@@ -78,14 +78,14 @@ def build_model(cfg, # the run's TrainingConfig
 def model_skeleton(cfg):
     "The run's module tree on the meta device (no weights): for listing sites before training."
     with torch.device("meta"):
-        if not cfg.model_name_or_path: return from_scratch_family().from_scratch(cfg.arch, 256, init=False)
+        if not cfg.model_name_or_path: return from_scratch_architecture().from_scratch(cfg.arch, 256, init=False)
         config = model_config(cfg)
         return AutoModelForCausalLM.from_config(config, **attn_kwargs(config, cfg))
 
 # %% ../../nbs/models/05_build.ipynb #44b3c4c3
 def has_sliding_layers(config) -> bool:
     "Whether `config` is an attention model with sliding-window layers."
-    return "sliding_attention" in (getattr(config, "layer_types", None) or []) and family_of(config).attention is not None
+    return "sliding_attention" in (getattr(config, "layer_types", None) or []) and architecture_of(config).attention is not None
 
 def default_attention(config) -> dict:
     "`window_sdpa` for checkpoints with sliding-window layers (windows at kernel speed, no L x L mask), else nothing."
@@ -104,7 +104,7 @@ def load_model(path_or_hub_id:str, # local checkpoint dir or Hub id
     if scaling.is_scaled_config(config):
         model = scaling.load_scaled_model(path_or_hub_id, dtype=dtype, revision=revision, **kwargs)
     else: model = AutoModelForCausalLM.from_pretrained(path_or_hub_id, dtype=dtype, revision=revision, **kwargs)
-    if family_of(config).fp32_params: restore_ssm_scalars(model, path_or_hub_id, revision)
+    if architecture_of(config).fp32_params: restore_ssm_scalars(model, path_or_hub_id, revision)
     model.config.use_cache = True   # mid-run checkpoints are saved with training's use_cache=False
     if has_sliding_layers(config): keep_windows_only(model)
     return model.eval()

@@ -14,7 +14,7 @@ from transformers import Mamba2Config, Mamba2ForCausalLM, SmolLM3Config, SmolLM3
 
 from ..config import ArchConfig, compose_config
 from ..data import char_tokenizer, small_bpe_tokenizer
-from .family import prepare
+from .architecture import prepare
 from .mamba2.model import mamba2_config, mamba2_reference_init
 
 # %% auto #0

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn, Tensor
 from transformers import Mamba2Config, Mamba2ForCausalLM
 
-from .family import prepare
+from .architecture import prepare
 
 # %% auto #0
 __all__ = ['COMPILE', 'pre_scan', 'pre_scan_folded', 'post_scan', 'block_norm', 'BLOCK_PARAMS', 'same_sequence', 'stacked_conv',

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 from ..models.compat import BLOCK_INERT_KWARGS, no_cache_in_training
 from ..features import feature
-from ..models.family import decoder_blocks, require_feature
+from ..models.architecture import decoder_blocks, require_feature
 
 # %% auto #0
 __all__ = ['GRAPH_INPUTS', 'BlockGraphs', 'GraphStack', 'graph_blocks', 'graphs_for_run']

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ..models.family import decodes, new_stepper
+from ..models.architecture import decodes, new_stepper
 
 # %% auto #0
 __all__ = ['eos_steps', 'cut_after', 'trim_finished', 'GreedyDecoder', 'greedy_decode']
@@ -33,7 +33,7 @@ def trim_finished(new:Tensor, # (B, T) generated tokens, padded after EOS
 # %% ../../nbs/ops/03_decode.ipynb #46dc09aa
 class GreedyDecoder:
     "Greedy generation for prompts of one length, one step per token; replayed from a CUDA graph on CUDA."
-    def __init__(self, model, # a model whose architecture reads prompts by steps (`lengen.models.family.decodes`), or the model `stepper` runs
+    def __init__(self, model, # a model whose architecture reads prompts by steps (`lengen.models.architecture.decodes`), or the model `stepper` runs
                  prompts:Tensor, # (B, P) prompts of one length, on the model's device
                  max_new_tokens:int,
                  eos_id:int|list[int], # the token (or tokens) that end a row

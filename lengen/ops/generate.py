@@ -13,7 +13,7 @@ from transformers.generation.utils import GenerateDecoderOnlyOutput
 from transformers.models.smollm3.modeling_smollm3 import rotate_half
 
 from ..models.compat import CACHE_FIELDS, cache_in
-from ..models.family import family_of, has_stepper, new_stepper
+from ..models.architecture import architecture_of, has_stepper, new_stepper
 from .decode import GreedyDecoder, cut_after, eos_steps
 
 # %% auto #0
@@ -26,7 +26,7 @@ __all__ = ['GREEDY_ARGS', 'prefill_cache', 'split_attention', 'rope_matrix', 'mo
 def prefill_cache(model, ids:Tensor):
     "transformers' cache after reading `ids` (B, T): the body's forward, no logits; None for T = 0."
     if ids.shape[1] == 0: return None
-    return family_of(model).prefill(model, ids)[1]
+    return architecture_of(model).prefill(model, ids)[1]
 
 # %% ../../nbs/ops/05_generate.ipynb #5a705bb4
 def split_attention(q:Tensor, # (B, H_kv, R, D) the R query heads of each key head, at one position

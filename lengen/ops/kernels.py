@@ -11,7 +11,7 @@ from torch import nn
 
 from ..config import ConfigError
 from ..models.compat import split_lm_kwargs
-from ..models.family import decoder_blocks, family_of, find_blocks, require
+from ..models.architecture import decoder_blocks, architecture_of, find_blocks, require
 
 # %% auto #0
 __all__ = ['kernel_switches', 'kernels_unavailable', 'require_kernels', 'check_kernels', 'Kernels', 'rms_norm_forward',
@@ -23,7 +23,7 @@ def kernel_switches(model:nn.Module, # a model
                     k, # a `kernels` group
                    ) -> list[str]:
     "The kernels `k` turns on that exist in this model (empty unless `k.liger`)."
-    return [s for s in family_of(model).liger if k.liger and k[s]]
+    return [s for s in architecture_of(model).liger if k.liger and k[s]]
 
 # %% ../../nbs/ops/04_kernels.ipynb #fcdbe21b
 def kernels_unavailable() -> str|None:
@@ -168,7 +168,7 @@ def fused_loss_forward(model:nn.Module, # a causal LM of a family with `liger` k
     kwargs.pop("logits_to_keep", None)
     to_body, to_loss = split_lm_kwargs(model, kwargs)
     out = model.base_model(input_ids=input_ids, **{"use_cache": False, **to_body})
-    output = family_of(model).output
+    output = architecture_of(model).output
     rest = {k: v for k, v in out.items() if k != "last_hidden_state" and k in output.__dataclass_fields__}
     return output(loss=fused_loss(model, out.last_hidden_state, labels, **to_loss), **rest)
 

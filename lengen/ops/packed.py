@@ -6,7 +6,7 @@
 from __future__ import annotations
 from torch import nn
 from ..features import feature
-from ..models.family import family_of, require_feature
+from ..models.architecture import architecture_of, require_feature
 from .kernels import fused_loss
 
 # %% auto #0
@@ -18,7 +18,7 @@ def apply_packed_examples(model:nn.Module, # the model a run trains (changed in 
                          ) -> nn.Module:
     "Let `model` train on packed examples (`seq_idx` in the batch), by its architecture's hook; a `ConfigError` for one without."
     require_feature(model, feature("packed_examples"), True)
-    return family_of(model).packed_examples(model, fused_loss)
+    return architecture_of(model).packed_examples(model, fused_loss)
 
 # %% ../../nbs/ops/02_packed.ipynb #070a0bb3
 def packed_examples_for_run(model:nn.Module, # the model the run trains (changed in place)

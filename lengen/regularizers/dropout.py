@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 from ..config import ConfigError, parse_layers, parse_letters, resolve_aliases
 from ..models.compat import FUSED_SPLIT_OP
-from ..models.family import Family, find_blocks, has_submodule
+from ..models.architecture import Architecture, find_blocks, has_submodule
 from ..ops.vpad_kernel import VPAD_EPS, fused_vpad_available, vpad_fused
 
 # %% auto #0
@@ -90,7 +90,7 @@ def _canonical(cfg:DictConfig) -> DictConfig:
     "A copy of `cfg` with the `dropout.mode` aliases resolved."
     return resolve_aliases(copy.deepcopy(cfg))
 
-def _family_letters(spec:str, fam:Family) -> list[str]:
+def _family_letters(spec:str, fam:Architecture) -> list[str]:
     "The `dropout.apply_to` letters, checked against what `fam` has."
     letters = list(dict.fromkeys(parse_letters(spec)))
     bad = [l for l in letters if l not in fam.letters]
@@ -99,7 +99,7 @@ def _family_letters(spec:str, fam:Family) -> list[str]:
     return letters
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #d607e8a7
-def _block_targets(d:DictConfig, fam:Family) -> dict:
+def _block_targets(d:DictConfig, fam:Architecture) -> dict:
     "Relative module -> (location, group) for the dropout group in one block."
     if d.apply_to: out = {fam.letters[l]: ('projection', fam.letters[l]) for l in _family_letters(d.apply_to, fam)}
     else: out = {n: ('norm', ', '.join(c)) for n, c in fam.norms.items()}
@@ -113,7 +113,7 @@ def _block_targets(d:DictConfig, fam:Family) -> dict:
     return out
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #00f13d4e
-def _dropout_sites(model:nn.Module, cfg:DictConfig, blocks:str, fam:Family, n:int) -> list[Site]:
+def _dropout_sites(model:nn.Module, cfg:DictConfig, blocks:str, fam:Architecture, n:int) -> list[Site]:
     d = cfg.dropout
     if d.rate == 0: return []
     if d.mode not in ("vpad", "pre_linear"):
@@ -137,13 +137,13 @@ def _skip(model:nn.Module, sites:list[Site], d:DictConfig) -> list[Site]:
     return [s for s in sites if s.name not in d.skip_module_names and not any(re.search(p, s.name) for p in d.skip_patterns)]
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #6e81b2d9
-def _residual_sites(cfg:DictConfig, blocks:str, fam:Family, n:int) -> list[Site]:
+def _residual_sites(cfg:DictConfig, blocks:str, fam:Architecture, n:int) -> list[Site]:
     r = cfg.residual_dropout
     if r.rate == 0: return []
     layers = parse_layers(r.layers, n, "residual_dropout.layers") or range(n)
     return [Site(f"{blocks}.{i}.{sub}", "residual", f"{sub} output", "dropout", r.rate) for i in layers for sub in fam.residual]
 
-def _attention_sites(cfg:DictConfig, blocks:str, fam:Family, n:int) -> list[Site]:
+def _attention_sites(cfg:DictConfig, blocks:str, fam:Architecture, n:int) -> list[Site]:
     a = cfg.attention_dropout
     if a.rate == 0: return []
     if fam.attention is None: raise ConfigError("attention_dropout.rate", a.rate, f"0 for {fam.name} models (they have no attention)")
@@ -251,7 +251,7 @@ class Regularizers:
 _ATTACHED = weakref.WeakSet()  # models that carry a live Regularizers
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #d40984f6
-def _set_attention_dropout(model:nn.Module, sites:list[Site], blocks:str, fam:Family) -> Callable:
+def _set_attention_dropout(model:nn.Module, sites:list[Site], blocks:str, fam:Architecture) -> Callable:
     "Set every block's `attention_dropout` (its site's rate, else 0) and the config's; returns the undo."
     rates = {s.name: s.rate for s in sites if s.location == "attention"}
     if not rates: return lambda: None
@@ -263,7 +263,7 @@ def _set_attention_dropout(model:nn.Module, sites:list[Site], blocks:str, fam:Fa
     return lambda: [setattr(o, "attention_dropout", v) for o, v in zip(objs, old)]
 
 # %% ../../nbs/regularizers/00_dropout.ipynb #6b48a3f6
-def _unfused_owners(sites:list[Site], fam:Family) -> list[str]:
+def _unfused_owners(sites:list[Site], fam:Architecture) -> list[str]:
     "Modules whose fused training op would bypass a site's hook."
     return list(dict.fromkeys(s.name[:-len(rel)] + owner for s in sites for rel, owner in fam.unfused.items()
                               if s.name.endswith("." + rel)))

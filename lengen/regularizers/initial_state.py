@@ -10,7 +10,7 @@ from torch import nn
 from ..models.compat import no_cache_in_training
 from ..data import data_workers, streamed
 from ..features import feature
-from ..models.family import require_feature
+from ..models.architecture import require_feature
 
 # %% auto #0
 __all__ = ['FIT_MOMENTUM', 'InitialStates', 'apply_initial_state', 'initial_state_for_run']

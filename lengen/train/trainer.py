@@ -30,7 +30,7 @@ from .progress import ProgressFile, ended_by_errors
 from ..features import load, run_features
 from ..ops.kernels import require_kernels
 from ..regularizers.dropout import format_sites, resolve_sites
-from ..models.family import decoder_blocks, fused_kernels, require_feature
+from ..models.architecture import decoder_blocks, fused_kernels, require_feature
 from ..models.build import build_model, model_skeleton
 from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval_extra_from_config
 
