@@ -32,8 +32,8 @@ __all__ = ['PROG', 'DEFAULT_SOURCE', 'PRESETS', 'PYTHON_DOC_PAGES', 'KERNEL_DOC_
            'overlap_distribution', 'pack_token_rows', 'pack_rows', 'write_xz_parts', 'write_rows', 'by_package',
            'timed', 'sha256', 'write_heldout_list', 'select_debian_mix', 'train_documents', 'write_debian_mix_parts',
            'debian_mix_manifest', 'build_debian_mix', 'unpack', 'time_packing', 'training_documents',
-           'read_corpus_manifest', 'check_corpus', 'CheckFailed', 'fraction', 'positive', 'unpack_main', 'check_main',
-           'build_parser', 'build_main', 'main']
+           'read_corpus_manifest', 'check_corpus', 'corpus_identity', 'CheckFailed', 'fraction', 'positive',
+           'unpack_main', 'check_main', 'build_parser', 'build_main', 'main']
 
 # %% ../nbs/core/06_corpus.ipynb #648a7111
 PROG = "lengen_build_corpus"   # the console script
@@ -699,6 +699,16 @@ def check_corpus(corpus:Path, rows:str="rows", # the corpus and its folder of ro
         for k in sorted(set(listed) | set(here)):
             if listed.get(k) != here.get(k): failed[k] = f"not as listed in {heldout_list}" if k in listed else f"not listed in {heldout_list}"
     return {"corpus": str(corpus), "threshold": threshold, "training_documents": len(train_names), "heldout": report, "failed": failed}
+
+# %% ../nbs/core/06_corpus.ipynb #c07b1d01
+def corpus_identity(path, # a run's `data.path`: an unpacked corpus or one of its folders of rows
+                   ) -> dict|None:
+    "The preset, packages' versions, seed and tokenizer SHA-256 of the built corpus `path` is (or is in), from its `manifest.json`; None for data no build made."
+    for folder in (Path(path), Path(path).parent):
+        if (folder/"manifest.json").is_file():
+            m = json.loads((folder/"manifest.json").read_text())
+            return {k: m.get(k) for k in ("preset", "packages", "seed", "tokenizer_sha256")}
+    return None
 
 # %% ../nbs/core/06_corpus.ipynb #bdf0cf69
 class CheckFailed(RuntimeError):

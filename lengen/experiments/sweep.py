@@ -34,6 +34,7 @@ from ..train.progress import PROGRESS_FILE, progress_line
 from ..train.trainer import run_finished, runs_status, train_job
 from ..train.divergence import DIVERGED_EXIT, diverged_record
 from ..checkpoints import latest_checkpoint
+from ..corpus import corpus_identity
 from ..io import check_output_file, check_writable, device_name, repo_relative, repo_root, run_cli, write_json
 from .results import fmt_stats, record_diverged, seed_stats
 
@@ -158,6 +159,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "train_tokens": summ["train_tokens"], "train_loss": summ["train_loss"],
             "parameters": count_parameters(latest_checkpoint(out) or out if diverged else out) or None,   # None: diverged before a checkpoint
             "arch": {k: cfg.arch[k] for k in ("hidden_size", "num_hidden_layers", "num_heads", "head_dim", "state_size")},
+            "corpus": corpus_identity(cfg.data.path) if cfg.data.path else None,   # the build a text run read (lengen.corpus)
             "regularizer": regularizer_record(cfg),   # each run feature's fields (lengen.features)
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "launcher": launcher, "bf16": cfg.bf16,
