@@ -17,7 +17,7 @@ from ..features import KERNEL_SWITCHES
 from .compat import body_forward
 from ..features import load
 from .mamba2.model import (SSM_SCALARS, mamba2_from_scratch, mamba2_kernel_path, mamba2_piece_tokens, mamba2_prefill,
-                                       prepare_mamba2, scan_floats, ssm_state)
+                                       prepare_mamba2, restore_ssm_scalars, scan_floats, ssm_state)
 from .mamba2.packed import apply_packed
 from .mamba2.scan import install_initial_states, state_shape
 from .mamba2.step import decodable
@@ -45,17 +45,18 @@ class Architecture:
     liger:tuple=() # Liger's kernels `lengen.ops.kernels` can swap in (`kernels.*` switches)
     stepper:str|None=None # "module:function" (model, cache, offset, steps, batch, fused=None, reuse=None) -> a stepper after a prompt (`lengen.ops.generate`)
     computes:Callable|None=None # (model) -> bool: whether its stepper computes this model (None: every model of the architecture)
-    steps_prompts:bool=False # `lengen.ops.decode` may read a prompt through the stepper, a token a step from zero states (a fixed-size state) # `lengen.ops.generate` decodes it a token at a time (recurrent: `lengen.ops.decode`'s stepper)
+    steps_prompts:bool=False # `lengen.ops.decode` may read a prompt through the stepper, a token a step from zero states (a fixed-size state)
     layer_state:Callable|None=None # (cache, i) -> layer i's recurrent state in transformers' cache (None: a KV cache, no state)
     state_shape:Callable|None=None # (config) -> (layers, one row's state shape): what an initial state is
     piece_tokens:Callable|None=None # (model, batch) -> most tokens one forward reads (None: any)
-    scan_floats:Callable|None=None # (config, tokens, reference_scan) -> floats a forward's scan holds: (a token, a row's chunk pairs) # a state-space body: a fixed-size state instead of a KV cache, a chunked scan in training
+    scan_floats:Callable|None=None # (config, tokens, reference_scan) -> floats a forward's scan holds: (a token, a row's chunk pairs)
     kernel_path:Callable|None=None # () -> {fused, ops}: the kernels transformers runs for its ops (None: it has none)
     cuda_graphs:bool=False # blocks replayed from CUDA graphs in training (`compile.cuda_graphs`)
-    packed_examples:Callable|None=None # (model, fused_loss) -> model: trains on a batch's examples packed into one row (`data.pack_examples`) # trains on a batch's examples packed into one row (`data.pack_examples`)
+    packed_examples:Callable|None=None # (model, fused_loss) -> model: trains on a batch's examples packed into one row (`data.pack_examples`)
     doc_masking:bool=True # keeps packed documents apart (`data.use_doc_masking`)
     fp32_params:tuple=() # parameters kept in float32 at all times, also through a bf16 load
-    initial_states:Callable|None=None # (model, ctl): every mixer's training forward from `ctl`'s initial states (`initial_state`) # trains from non-zero initial states (`initial_state`)
+    after_load:Callable|None=None # (model, path, revision) -> model: what a load must redo (Mamba2: `fp32_params` read again in float32)
+    initial_states:Callable|None=None # (model, ctl): every mixer's training forward from `ctl`'s initial states (`initial_state`)
     attention_scaling:bool=False # input-dependent attention scaling (`attention_scaling`)
     prepare:Callable|None=None # () -> None: process-wide changes its models need, made where lengen builds or loads one, never at import
     from_scratch:Callable|None=None # (arch, vocab_size, init=True, **token_ids) -> model: the from-scratch model the `arch` group describes
@@ -98,7 +99,7 @@ ARCHITECTURES = {
         layer_state=ssm_state, state_shape=state_shape, piece_tokens=mamba2_piece_tokens, scan_floats=scan_floats,
         kernel_path=mamba2_kernel_path, cuda_graphs=True, packed_examples=apply_packed,
         doc_masking=False,   # transformers' Mamba2 does not hand document boundaries to its kernels
-        fp32_params=SSM_SCALARS, initial_states=install_initial_states, prepare=prepare_mamba2, from_scratch=mamba2_from_scratch),
+        fp32_params=SSM_SCALARS, after_load=restore_ssm_scalars, initial_states=install_initial_states, prepare=prepare_mamba2, from_scratch=mamba2_from_scratch),
 }
 FROM_SCRATCH = 'mamba2'   # the architecture the `arch` group builds (`lengen.config.ArchConfig` holds its fields)
 

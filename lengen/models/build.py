@@ -12,7 +12,6 @@ from ..config import ConfigError
 from .compat import LOAD_KWARGS
 from ..features import load, run_features
 from .architecture import architecture_of, from_scratch_architecture, prepare, require_feature
-from .mamba2.model import restore_ssm_scalars
 from .swa import apply_swa, keep_windows_only
 from .window_attention import WINDOW_SDPA, window_kernel  # importing it registers the `window_sdpa` attention backend
 from . import scaling
@@ -104,7 +103,7 @@ def load_model(path_or_hub_id:str, # local checkpoint dir or Hub id
     if scaling.is_scaled_config(config):
         model = scaling.load_scaled_model(path_or_hub_id, dtype=dtype, revision=revision, **kwargs)
     else: model = AutoModelForCausalLM.from_pretrained(path_or_hub_id, dtype=dtype, revision=revision, **kwargs)
-    if architecture_of(config).fp32_params: restore_ssm_scalars(model, path_or_hub_id, revision)
+    if (redo := architecture_of(config).after_load): redo(model, path_or_hub_id, revision)
     model.config.use_cache = True   # mid-run checkpoints are saved with training's use_cache=False
     if has_sliding_layers(config): keep_windows_only(model)
     return model.eval()

@@ -12,9 +12,8 @@ from transformers import TrainingArguments
 
 # %% auto #0
 __all__ = ['CACHE_FIELDS', 'BLOCK_INERT_KWARGS', 'FUSED_SPLIT_OP', 'LOAD_KWARGS', 'cache_in', 'cache_arg', 'body_forward',
-           'mamba2_layer_states', 'gated_norm_group', 'kernel_cells', 'op_module', 'device_dispatch',
-           'conv_layout_safe', 'cpu_safe_ops', 'no_cache_in_training', 'body_gets_kwargs', 'split_lm_kwargs',
-           'checkpointing_argument']
+           'mamba2_layer_states', 'gated_norm_group', 'kernel_cells', 'op_module', 'device_dispatch', 'cpu_safe_ops',
+           'no_cache_in_training', 'body_gets_kwargs', 'split_lm_kwargs', 'checkpointing_argument']
 
 # %% ../../nbs/models/07_compat.ipynb #f6339701
 CACHE_FIELDS = ("cache", "past_key_values", "cache_params")   # a call's or an output's cache, by version and family
@@ -79,16 +78,6 @@ def device_dispatch(kernel, # the compiled op (mamba_ssm, causal_conv1d)
     op.kernel = kernel
     return op
 
-# %% ../../nbs/models/07_compat.ipynb #97857bb3
-def conv_layout_safe(kernel, # causal_conv1d's `causal_conv1d_fn` (input first, (batch, channels, length))
-                    ):
-    "`kernel` with a channel-last input whose strides it refuses (not multiples of 8) copied to the standard layout first."
-    def op(x, *args, **kwargs):
-        if x.stride(1) == 1 and (x.stride(0) % 8 or x.stride(2) % 8): x = x.contiguous()
-        return kernel(x, *args, **kwargs)
-    op.kernel = kernel
-    return op
-
 # %% ../../nbs/models/07_compat.ipynb #2ce2a275
 def _torch_path(torch_function):
     "An op's torch reference called as transformers' wrapper calls it: its own arguments only, no packed sequences."
@@ -102,14 +91,15 @@ def _torch_path(torch_function):
 
 def cpu_safe_ops(module, # a namespace of wrapped ops, e.g. transformers' Mamba2 module
                  names:tuple, # the ops to make safe
+                 fixes:dict|None=None, # op name -> a wrapper of its kernel the caller needs (e.g. Mamba2's convolution layout)
                 ) -> list[str]:
-    "Give each kernel-bound op of `module` in `names` the torch reference for tensors not on a GPU and causal_conv1d's layout; the ops changed."
+    "Give each kernel-bound op of `module` in `names` the torch reference for tensors not on a GPU, and its fix from `fixes`; the ops changed."
     changed = []
     for name in names:
         op = getattr(module, name, None); cells = kernel_cells(op)
         impl, reference = cells.get("implementation"), cells.get("torch_function")
         if hasattr(op, "kernel") or impl is None or impl is reference: continue   # lengen's already, no wrapper, or the torch path
-        new = conv_layout_safe(op) if name == "causal_conv1d_fn" else op
+        new = (fixes or {}).get(name, lambda kernel: kernel)(op)
         if cells.get("supported_devices") is None: new = device_dispatch(new, _torch_path(reference))
         if new is not op: setattr(module, name, new); changed.append(name)
     return changed

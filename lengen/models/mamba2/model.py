@@ -19,8 +19,8 @@ from ..compat import body_forward, cpu_safe_ops, mamba2_layer_states, op_module
 
 # %% auto #0
 __all__ = ['SSM_SCALARS', 'MAMBA2_OPS', 'mamba2_config', 'init_mixer_scalars', 'mamba2_reference_init', 'mamba2_from_scratch',
-           'no_decay_names', 'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path', 'prepare_mamba2',
-           'mamba2_piece_tokens', 'mamba2_prefill', 'ssm_state', 'scan_floats']
+           'no_decay_names', 'keep_ssm_scalars_fp32', 'restore_ssm_scalars', 'mamba2_kernel_path', 'conv_layout_safe',
+           'prepare_mamba2', 'mamba2_piece_tokens', 'mamba2_prefill', 'ssm_state', 'scan_floats']
 
 # %% ../../../nbs/models/mamba2/00_model.ipynb #6a2fcb66
 def mamba2_config(arch, # the `arch` group of a TrainingConfig
@@ -131,10 +131,21 @@ def mamba2_kernel_path() -> dict:
     fused = bool(ops) and all(not mod.startswith("transformers.") for mod in ops.values())
     return {"fused": fused, "ops": ops}
 
+# %% ../../../nbs/models/mamba2/00_model.ipynb #97857bb3
+def conv_layout_safe(kernel, # causal_conv1d's `causal_conv1d_fn` (input first, (batch, channels, length))
+                    ):
+    "`kernel` with a channel-last input whose strides it refuses (not multiples of 8) copied to the standard layout first."
+    def op(x, *args, **kwargs):
+        if x.stride(1) == 1 and (x.stride(0) % 8 or x.stride(2) % 8): x = x.contiguous()
+        return kernel(x, *args, **kwargs)
+    op.kernel = kernel
+    return op
+
 # %% ../../../nbs/models/mamba2/00_model.ipynb #85d51e31
 def prepare_mamba2() -> list[str]:
     "Make transformers' Mamba2 ops safe off the GPU and for causal_conv1d's layouts (`cpu_safe_ops`); the ops changed (none once done)."
-    return cpu_safe_ops(importlib.import_module("transformers.models.mamba2.modeling_mamba2"), MAMBA2_OPS)
+    return cpu_safe_ops(importlib.import_module("transformers.models.mamba2.modeling_mamba2"), MAMBA2_OPS,
+                        fixes={"causal_conv1d_fn": conv_layout_safe})
 
 # %% ../../../nbs/models/mamba2/00_model.ipynb #004e3186
 def mamba2_piece_tokens(model:Mamba2ForCausalLM, batch:int=1) -> int:
