@@ -11,9 +11,10 @@ from typing import Callable
 from omegaconf import OmegaConf
 
 # %% auto #0
-__all__ = ['STAGES', 'KERNEL_SWITCHES', 'INITIAL_STATE_MODES', 'NOISE_KINDS', 'FEATURES', 'PLUGIN_PACKAGES', 'BASELINE',
-           'Setting', 'Rule', 'RunFeature', 'load', 'plugins', 'run_features', 'feature', 'vocabulary', 'canonical',
-           'setting_name', 'setting_short', 'regularizer_record', 'card_keys', 'bench_variants', 'feature_table']
+__all__ = ['STAGES', 'KERNEL_SWITCHES', 'INITIAL_STATE_MODES', 'NOISE_KINDS', 'DROPOUT_FAMILY', 'FEATURES', 'PLUGIN_PACKAGES',
+           'BASELINE', 'Setting', 'Rule', 'RunFeature', 'load', 'plugins', 'run_features', 'feature', 'vocabulary',
+           'canonical', 'setting_name', 'setting_short', 'regularizer_record', 'card_keys', 'bench_variants',
+           'feature_table']
 
 # %% ../nbs/core/05_features.ipynb #71c4b2ee
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ _GRAPHED = ("false with compile.cuda_graphs=true (a captured block is replayed a
 _PASSING = "false with initial_state.mode={cfg.initial_state.mode}, or initial_state.mode=none"
 _PASSING_ROWS = "packed text rows ('' and data.padded_examples=false) with initial_state.mode=passing, or initial_state.mode=noise"
 _passing = lambda c: c.initial_state.mode == "passing"
-_DROPOUT_FAMILY = "lengen.regularizers.dropout:apply_regularizers"
+DROPOUT_FAMILY = "lengen.regularizers.dropout:apply_regularizers"
 
 # %% ../nbs/core/05_features.ipynb #02fbb394
 FEATURES = (
@@ -127,7 +128,7 @@ FEATURES = (
                record={"initial_state_mode": "initial_state.mode"}),
     RunFeature("dropout", "dropout.rate", lambda c: c.dropout.rate > 0, "prepare",
                why="after every forward swapped in above: its hooks sit on the norms and projections those forwards call",
-               apply=_DROPOUT_FAMILY, undo=True, off="0", stacked=True,
+               apply=DROPOUT_FAMILY, undo=True, off="0", stacked=True,
                settings=(Setting("vpad", "VPAD", "VPAD", ("vpad_norm",)),
                          Setting("pre_linear", "pre-linear dropout", "pre-linear", ("pre_linear_norm",))),
                record={"dropout_rate": "dropout.rate", "dropout_mode": "dropout.mode"},
@@ -136,12 +137,12 @@ FEATURES = (
                       "vpad_proj_mamba2": ["regularizer=vpad", "dropout.rate=0.2", "dropout.apply_to=i"]}),
     RunFeature("residual_dropout", "residual_dropout.rate", lambda c: c.residual_dropout.rate > 0, "prepare",
                why="with the dropout family (one handle for its three groups): a hook on each sub-layer's output",
-               apply=_DROPOUT_FAMILY, undo=True, off="0", stacked=True,
+               apply=DROPOUT_FAMILY, undo=True, off="0", stacked=True,
                settings=(Setting("pre_norm", "pre-norm dropout", "pre-norm"),),
                record={"residual_dropout_rate": "residual_dropout.rate"}, card=("residual_dropout.rate",)),
     RunFeature("attention_dropout", "attention_dropout.rate", lambda c: c.attention_dropout.rate > 0, "prepare",
                why="with the dropout family: the attention's own dropout on its probabilities, set per layer",
-               apply=_DROPOUT_FAMILY, undo=True, needs="attention", needs_why="it is the attention's own dropout on its "
+               apply=DROPOUT_FAMILY, undo=True, needs="attention", needs_why="it is the attention's own dropout on its "
                "probabilities", off="0", card=("attention_dropout.rate",)),
     RunFeature("compile", "compile.torch_compile", lambda c: c.compile.torch_compile, "prepare", reads=("compile",),
                why="after the hooks: TorchDynamo traces each block with them (and guards on them, so that a model whose "

@@ -164,7 +164,7 @@ def resolve_sites(model:nn.Module, # a Llama-style or Mamba2 model
 # %% ../../nbs/regularizers/00_dropout.ipynb #15eedeae
 def format_sites(sites:list[Site]) -> str:
     "A table of `sites` for people: module, location, perturbation and the modules sharing its mask."
-    if not sites: return "no regularizer sites (every rate is 0)"
+    if not sites: return "no dropout sites (every dropout rate is 0)"
     rows = [("module", "location", "perturbation", "mask read by")]
     rows += [(s.name, s.location, f"{s.mode} p={s.rate:g}", s.group) for s in sites]
     w = [max(len(r[i]) for r in rows) for i in range(3)]

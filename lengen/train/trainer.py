@@ -27,7 +27,7 @@ from ..models.compat import checkpointing_argument
 from ..models.mamba2.model import no_decay_names
 from ..eval.in_run import evaluation_outputs, in_run_evaluations
 from .progress import ProgressFile, ended_by_errors
-from ..features import load, run_features
+from ..features import DROPOUT_FAMILY, load, run_features
 from ..ops.kernels import require_kernels
 from ..regularizers.dropout import format_sites, resolve_sites
 from ..models.architecture import decoder_blocks, fused_kernels, require_feature
@@ -488,10 +488,12 @@ def parse_argv(argv:list[str]) -> tuple[str|None, list[str], str|None]:
 
 # %% ../../nbs/train/00_trainer.ipynb #d4d2b267
 def sites_report(cfg) -> str:
-    "The table of regularized sites of the run's model (built on the meta device), or why it cannot be listed."
+    "The table of the dropout family's sites in the run's model (built on the meta device), or why it cannot be listed; then the run's other regularizers."
     try: model = model_skeleton(cfg)
     except OSError as e: return f"(sites not listed: the model config of {cfg.model_name_or_path!r} is not reachable: {e})"
-    return format_sites(resolve_sites(model, cfg))
+    others = [f"{f.name} ({f.key}={OmegaConf.select(cfg, f.key)})" for f in run_features()
+              if f.settings and f.apply != DROPOUT_FAMILY and f.active(cfg)]   # regularizers that act elsewhere (no sites)
+    return format_sites(resolve_sites(model, cfg)) + (f"\nalso on: {', '.join(others)}" if others else "")
 
 # %% ../../nbs/train/00_trainer.ipynb #5f1ec8b7
 def group_listing() -> str:
