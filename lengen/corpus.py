@@ -295,7 +295,7 @@ CONTENT_LINE = re.compile(r"^.*\w.*$", re.M)        # a line with a letter, digi
 
 def shingles(text:str) -> np.ndarray:
     """The document's distinct shingles as sorted uint64 hashes: each run of SHINGLE_LINES consecutive content lines
-    (lines holding a letter, digit or `_`; whitespace collapsed, so re-indenting keeps them; blank and brace-only lines left out)."""
+    (lines holding a letter, digit or underscore; whitespace collapsed, so re-indenting keeps them; blank and brace-only lines left out)."""
     lines = [" ".join(line.split()) for line in CONTENT_LINE.findall(text)]
     n = len(lines) - SHINGLE_LINES + 1
     if n <= 0: return np.zeros(0, np.uint64)

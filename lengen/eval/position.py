@@ -215,7 +215,7 @@ def _covering(per_document:dict, # a result's `per_document` (or a checkpoint ro
     docs = [d for d in per_document["documents"] if d["positions"] >= hi]
     return [mean(d["bin_ce"]) for d in docs], [mean(d["bin_ce_window"]) for d in docs]
 
-def document_differences(per_document:dict, lo:int, hi:int, # as `_covering`
+def document_differences(per_document:dict, lo:int, hi:int, # as _covering
                         ) -> list[float]:
     "full − window over positions [lo, hi), one number per document that reaches all of them."
     return [f - w for f, w in zip(*_covering(per_document, lo, hi))]
