@@ -45,8 +45,16 @@ class ProgressFile(TrainerCallback):
         if status not in STATUSES[1:]: raise ValueError(f"{status!r}: not one of {STATUSES[1:]}")
         if self.begun and self.state["status"] == "running": self.write(status=status, evaluating=None, ended=time.time(), **({"error": error} if error else {}))
 
+    def resumed(self, step:int): # the checkpoint's step the run resumes from
+        "Carry the folder's earlier progress into this one: when the run first began, its evaluations so far, and each resume."
+        before = read_progress(self.path.parent) or {}
+        self.state.update({k: before[k] for k in ("started", "evaluations", "loss") if k in before},
+                          resumes=[*before.get("resumes", []), {"step": step, "at": time.time()}])
+
     def on_train_begin(self, args, state, control, **kwargs):
-        if state.is_world_process_zero: self.write(step=state.global_step)   # a resumed run starts at its checkpoint's step
+        if not state.is_world_process_zero: return
+        if state.global_step > 0: self.resumed(state.global_step)   # from a checkpoint: the same run, going on
+        self.write(step=state.global_step)
     def on_log(self, args, state, control, logs=None, **kwargs):
         if state.is_world_process_zero and "loss" in (logs or {}): self.write(step=state.global_step, loss=logs["loss"])
 
@@ -79,5 +87,6 @@ def progress_line(name:str, # how the line names the run, e.g. "copy_full_scale/
     evals = ", ".join(f"{k} {n}" for k, n in p["evaluations"].items()) or "none"   # (name, times it ran)
     loss = "-" if p["loss"] is None else f"{p['loss']:.4g}"
     status = p["status"] + (f" (evaluating {p['evaluating']})" if p["evaluating"] else "") + (f": {p['error']}" if p.get("error") else "")
-    return (f"{name}: {state}; {((p['ended'] or now) - p['started']) / 60:.1f} min since it began; step {p['step']} of {p['max_steps']}, "
+    resumed = "".join(f" (resumed at step {r['step']})" for r in p.get("resumes", []))
+    return (f"{name}: {state}; {((p['ended'] or now) - p['started']) / 60:.1f} min since it began{resumed}; step {p['step']} of {p['max_steps']}, "
             f"evaluations: {evals}, last loss {loss}; {status}")
