@@ -31,7 +31,7 @@ __all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'PROVENANCE_FIELDS', 'FA
            'tested_outcome', 'estimated_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices',
            'seeds_words', 'rise_past_length', 'has_window_control', 'bootstrap_ci', 'window_failure',
            'failure_past_length', 'failure_curve', 'failure_onset', 'memorization_check', 'check_eval_documents',
-           'failure_over_seeds', 'summarize_position', 'failure_sentence']
+           'failure_over_seeds', 'summarize_position', 'failure_sentence', 'search_status']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -648,3 +648,32 @@ def failure_sentence(summary:dict, # a `summarize_position` result
     if summary["baseline_fails"]: return f"The baseline fails past its training length by the rule ({rule}): {seeds}. There is a failure for a regularizer to fix."
     return (f"The baseline does not fail past its training length by the rule ({rule}): {seeds}. There is no failure here for a regularizer, "
             "or the positive control, to fix, and a test against the baseline cannot show that either prevents one.")
+
+# %% ../../nbs/experiments/05_stats.ipynb #c5319d2d
+def search_status(records:list[dict], # the failure search's results records (each configuration its own baseline)
+                  order:list[str], # its configurations, in the protocol's order
+                  seeds:int=FAILURE_SEEDS, # the seeds planned for each
+                 ) -> str:
+    "The failure search so far, by its stopping rule: each configuration's verdict (`failure_sentence`) and what comes next."
+    said, next_up = [], None
+    for name in order:
+        rs = [r for r in records if r["name"] == name]
+        if not rs:
+            next_up = next_up or name; continue
+        s, T, tokens = summarize_position(rs, baseline=name), rs[0]["position"]["train_length"], distinct(rs, "train_tokens", millions)
+        head = f"**{name}** (T = {T}, " + (f"{tokens} training tokens, " if tokens else "") + f"{len(rs)} of {seeds} seeds)"
+        if len(rs) < seeds:
+            next_up = next_up or name
+            said.append(f"{head}: not judged until all {seeds} seeds have run; so far " + "; ".join(
+                f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]" for f in s["baseline_failure"]) + "."); continue
+        flagged = [run_id(r) for r in rs if r.get("position_curve") and memorization_check(failure_curve(r))["memorizes"]]
+        said.append(f"{head}: {failure_sentence(s)}" + (f" Flagged for memorization ({', '.join(flagged)}): it does not count as failing." if flagged else ""))
+        if s["baseline_fails"] and not flagged:
+            return "\n\n".join(said + [f"The search stops at {name}, the first configuration in the protocol's order that fails: the regularizers "
+                                       "are compared there, under a protocol of their own."])
+    state = (f"Next, in the protocol's order: {next_up}" + (f"; not run yet: {listing([n for n in order[order.index(next_up) + 1:]])}."
+                                                              if order[-1] != next_up else ".")
+             if next_up else f"Every configuration of the plan has run and none fails by the rule: at these model sizes and token counts "
+                             "the baseline read whole is no worse past its training length than a reader of its training length.")
+    return "\n\n".join(said + [state])
+
