@@ -18,20 +18,15 @@ from scipy import stats as sps
 from ..config import ConfigError
 from ..features import setting_name   # the one vocabulary: a setting in words (re-exported here for the figures)
 from ..io import write_json
-from ..eval.position import document_differences, window_ce
 from .results import by_setting, record_diverged, title_layout
 
 # %% auto #0
-__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'PROVENANCE_FIELDS', 'FAILURE_MARGIN', 'FAILURE_SEEDS', 'FAILURE_RISE',
-           'RULE_DATES', 'POSITION_METRICS', 'MEMORIZATION_RISE', 'PROTOCOL', 'run_id', 'last_k_curve', 'l50',
-           'em_area', 'common_lengths', 'run_metrics', 't_interval', 'welch_test', 'permutation_test', 'holm',
-           'hedges_g', 'compare_to_baseline', 'record_provenance', 'MixedCodePaths', 'check_code_paths',
-           'provenance_summary', 'diverged_runs', 'completed_runs', 'setting_groups', 'summarize', 'compare_settings',
-           'write_summary', 'outcome_sentences', 'summary_table', 'path_title', 'plot_summary', 'diverged_sentence',
-           'tested_outcome', 'estimated_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices',
-           'seeds_words', 'rise_past_length', 'has_window_control', 'bootstrap_ci', 'window_failure',
-           'failure_past_length', 'failure_curve', 'failure_onset', 'memorization_check', 'check_eval_documents',
-           'failure_over_seeds', 'summarize_position', 'failure_sentence', 'search_status']
+__all__ = ['METRICS', 'PRIMARY_METRIC', 'EXACT_SPLITS', 'PROVENANCE_FIELDS', 'run_id', 'last_k_curve', 'l50', 'em_area',
+           'common_lengths', 'run_metrics', 't_interval', 'welch_test', 'permutation_test', 'holm', 'hedges_g',
+           'compare_to_baseline', 'record_provenance', 'MixedCodePaths', 'check_code_paths', 'provenance_summary',
+           'diverged_runs', 'completed_runs', 'setting_groups', 'summarize', 'compare_settings', 'write_summary',
+           'outcome_sentences', 'summary_table', 'path_title', 'plot_summary', 'diverged_sentence', 'tested_outcome',
+           'estimated_outcome', 'in_words', 'listing', 'distinct', 'millions', 'on_devices', 'seeds_words']
 
 # %% ../../nbs/experiments/05_stats.ipynb #a59b74e7
 def run_id(record:dict) -> str:
@@ -300,9 +295,11 @@ def write_summary(summary:dict, path) -> Path:
 # %% ../../nbs/experiments/05_stats.ipynb #1e3f6f2e
 _PHRASES = {"AUC50_150": ("mean exact match over 50–150 letters", 2, ""),   # lead-in, decimals, unit of a metric in a sentence
             "L50": ("exact match falls below 0.5 at", 0, " letters"),
-            "rise_4T_8T": ("rise of the loss from positions T/2–T to 4T–8T", 3, " nats")}
+            "rise_4T_8T": ("rise of the loss from positions T/2–T to 4T–8T", 3, " nats"),
+            "failure_4T_8T": ("full − window over positions 4T–8T", 3, " nats")}   # (lengen.experiments.failure)
 _EFFECT = {"AUC50_150": ("extends", "shortens", "copying"), "L50": ("extends", "shortens", "copying"),   # verb if the
-           "rise_4T_8T": ("raises", "lowers", "the loss's rise past the training length")}               # number grows, shrinks; object
+           "rise_4T_8T": ("raises", "lowers", "the loss's rise past the training length"),               # number grows, shrinks; object
+           "failure_4T_8T": ("raises", "lowers", "the loss past the training length against a reader of T tokens")}
 
 def _fmt_p(p:float) -> str: return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 
@@ -485,195 +482,3 @@ def seeds_words(records:list[dict], # results records of one sweep
     "How many seeds a setting: 'three seeds', or the range ('2–4 seeds') when the settings have different numbers."
     ns = sorted({len(rs) for rs in by_setting(records).values()})
     return f"{in_words(ns[0])} seed{'s' * (ns[0] != 1)}" if len(ns) == 1 else f"{ns[0]}–{ns[-1]} seeds"
-
-# %% ../../nbs/experiments/05_stats.ipynb #3c3c0c20
-FAILURE_MARGIN = 0.05   # nats: a seed fails when full − window over [4T, 8T) exceeds this with its interval over documents above 0
-FAILURE_SEEDS = 2       # a configuration fails when at least this many seeds of its baseline fail (results/failure_search/PROTOCOL.md)
-FAILURE_RISE = 0.1      # nats: the rule of 2026-12-03 (a rise_4T_8T this large in every baseline seed), replaced on 2026-12-05
-RULE_DATES = {"rise": "2026-12-03", "window": "2026-12-05"}   # when each rule was fixed
-POSITION_METRICS = {"failure_4T_8T": "full − window over positions [4T, 8T): per held-out document that reaches all of them, its "
-                                     "mean cross-entropy read whole minus read in windows of T tokens, averaged over the documents",
-                    "rise_4T_8T": "the mean cross-entropy over positions [4T, 8T) minus that over [T/2, T), T the training length, "
-                                  "positions weighted by the documents reaching them (a description of the curve, not a failure measure)"}
-_PHRASES["failure_4T_8T"] = ("full − window over positions 4T–8T", 3, " nats")   # as `outcome_sentences` words each metric
-_EFFECT["failure_4T_8T"] = ("raises", "lowers", "the loss past the training length against a reader of T tokens")
-
-def rise_past_length(result:dict, # a per-position result (`per_position_ce`, `doc_counts`, `train_length`)
-                     T:int|None=None, # the training length (default: the result's)
-                    ) -> float:
-    "Mean CE over positions [4T, 8T) minus over [T/2, T): how the curve rises past the training length (a description, not a failure measure)."
-    T = T or result["train_length"]
-    if len(result["per_position_ce"]) < 8 * T:
-        raise ConfigError("eval_extra.max_length", len(result["per_position_ce"]) + 1, f"at least 8T = {8 * T} positions")
-    return window_ce(result, 4 * T, 8 * T) - window_ce(result, T // 2, T)
-
-def has_window_control(result:dict) -> bool:
-    "Whether a per-position result read its documents in windows too (records made before 2026-12-05 did not)."
-    docs = (result.get("per_document") or {}).get("documents") or [{}]
-    return bool(result.get("window")) and "bin_ce_window" in docs[0]
-
-def bootstrap_ci(values, # one number per held-out document
-                 level:float=0.95, n_boot:int=10_000, seed:int=0) -> tuple[float, float]:
-    "Percentile-bootstrap interval of the mean of `values`, deterministic for a given `seed` (for tens of documents; over a few seeds, `t_interval`)."
-    v = np.asarray(values, dtype=float)
-    if len(v) == 1: return float(v[0]), float(v[0])
-    means = v[np.random.default_rng(seed).integers(0, len(v), (n_boot, len(v)))].mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
-
-def window_failure(per_document:dict, # a result's (or a checkpoint row's) `per_document`, with the window curves
-                   lo:int, hi:int, # positions [lo, hi): a union of its bins
-                   level:float=0.95, n_boot:int=10_000, seed:int=0) -> dict:
-    "full − window over [lo, hi): the mean over the documents that reach all of it, and its bootstrap interval over documents."
-    d = document_differences(per_document, lo, hi)
-    if not d: raise ConfigError("eval_extra.max_length", max(x["positions"] for x in per_document["documents"]) + 1,
-                                f"documents that reach position {hi}: none does, so [{lo}, {hi}) has no full − window")
-    lo_ci, hi_ci = bootstrap_ci(d, level, n_boot, seed)
-    return {"lo": lo, "hi": hi, "diff": float(np.mean(d)), "ci_low": lo_ci, "ci_high": hi_ci, "documents": len(d)}
-
-def failure_past_length(result:dict, # a per-position result with the window control
-                        T:int|None=None, # the training length (default: the result's)
-                        level:float=0.95, n_boot:int=10_000, seed:int=0) -> dict:
-    "`window_failure` over [4T, 8T), and whether this run fails by the rule (above `FAILURE_MARGIN`, its interval above 0)."
-    if not has_window_control(result):
-        raise ConfigError("records", result.get("dataset_file"), "per-position results read in windows too (lengen_eval_position "
-                          "--window, eval_extra.window)", hint="Records made before 2026-12-05 have no window control; evaluate "
-                          "the checkpoints again, or describe their curves (rise_past_length) without calling them a failure.")
-    f = window_failure(result["per_document"], 4 * (T := T or result["train_length"]), 8 * T, level, n_boot, seed)
-    return {**f, "fails": f["diff"] > FAILURE_MARGIN and f["ci_low"] > 0}
-
-# %% ../../nbs/experiments/05_stats.ipynb #abf4b288
-def failure_curve(record:dict, # a text run's record with a `position_curve`
-                  level:float=0.95, n_boot:int=10_000, seed:int=0) -> list[dict]:
-    "Per checkpoint: step, tokens and training loss at it, the held-out CE over [T/2, T), `rise_4T_8T` and (with the window control) full − window over [4T, 8T) with its interval."
-    T, out = record["position"]["train_length"], []
-    for row in record.get("position_curve", []):
-        at = {tuple(b): ce for b, ce in zip(row["bins"], row["bin_ce"])}
-        if (4 * T, 8 * T) not in at or (T // 2, T) not in at: raise ConfigError("position_curve", record["name"], "bins with [T/2, T) and [4T, 8T)")
-        r = {"step": row["step"], "train_tokens": row["train_tokens"], "train_loss": row.get("train_loss"), "heldout_T": at[(T // 2, T)],
-             "rise": at[(4 * T, 8 * T)] - at[(T // 2, T)], "failure": None}
-        if row.get("window"):
-            f = window_failure(row["per_document"], 4 * T, 8 * T, level, n_boot, seed)
-            r.update(failure=f["diff"], failure_ci_low=f["ci_low"], failure_ci_high=f["ci_high"], documents=f["documents"])
-        out.append(r)
-    return out
-
-def failure_onset(curve:list[dict], # `failure_curve`
-                  threshold:float=0.0, # 0: where full − window turns positive
-                  key:str="failure", # or "rise", the curve's description
-                 ) -> dict|None:
-    "The first checkpoint whose full − window over [4T, 8T) exceeds `threshold` (None if none does, or the rows have no window control)."
-    return next((r for r in curve if r.get(key) is not None and r[key] > threshold), None)
-
-# %% ../../nbs/experiments/05_stats.ipynb #980bf88d
-MEMORIZATION_RISE = 0.02   # nats: held-out CE over [T/2, T) above its lowest checkpoint, with the training loss falling (PROTOCOL.md)
-
-def memorization_check(curve:list[dict], # `failure_curve` of one run
-                      ) -> dict:
-    "Whether the held-out loss inside T rose from its lowest checkpoint to the last by more than `MEMORIZATION_RISE` while the training loss fell; the gap at the last."
-    best, last = min(curve, key=lambda r: r["heldout_T"]), curve[-1]
-    known = best["train_loss"] is not None and last["train_loss"] is not None
-    rise, fell = last["heldout_T"] - best["heldout_T"], known and last["train_loss"] < best["train_loss"]
-    return {"lowest_step": best["step"], "heldout_rise": rise, "train_loss_fell": fell if known else None,
-            "gap_last": last["heldout_T"] - last["train_loss"] if last["train_loss"] is not None else None,
-            "memorizes": rise > MEMORIZATION_RISE and fell}
-
-# %% ../../nbs/experiments/05_stats.ipynb #e61a98e3
-def check_eval_documents(records:list[dict], # per-position results records
-                        ) -> tuple:
-    "The (number of documents, SHA-256) every record was evaluated on; a `ConfigError` naming the runs of each set if they differ."
-    sets = {}
-    for r in records: sets.setdefault((r["position"].get("num_documents"), r["position"].get("dataset_sha256")), []).append(run_id(r))
-    if len(sets) > 1:
-        said = "; ".join(f"{n} documents ({'SHA-256 ' + sha[:12] if sha else 'no SHA-256 recorded'}): {', '.join(ids)}"
-                         for (n, sha), ids in sets.items())
-        raise ConfigError("records", said, "runs evaluated on one set of held-out documents",
-                          hint="A difference between them could be the documents' content. Evaluate every run on one set, "
-                          "or compare only the runs of one set.")
-    return next(iter(sets), (None, None))
-
-# %% ../../nbs/experiments/05_stats.ipynb #f31fc55c
-def failure_over_seeds(values:dict, # seed -> a run's full − window over [4T, 8T)
-                       level:float=0.95) -> dict:
-    "Over seeds: the mean full − window, its t interval, and the two-sided one-sample t-test of a mean of 0 (NaN for one seed)."
-    v = list(values.values())
-    lo, hi = t_interval(v, level)
-    return {"n_seeds": len(v), "seeds": list(values), "mean": float(np.mean(v)), "ci_low": lo, "ci_high": hi,
-            "p_value": float(sps.ttest_1samp(v, 0.0).pvalue) if len(v) > 1 else float("nan"), "test": f"one-sample t, {len(v)} seeds"}
-
-def summarize_position(records:list[dict], # one sweep's per-position results records
-                       baseline:str="baseline", allow_mixed_paths:bool=False,
-                       level:float=0.95, n_boot:int=10_000, n_mc:int=100_000, seed:int=0) -> dict:
-    "`failure_4T_8T` (with the window control) and `rise_4T_8T` per setting over seeds, each regularizer against the baseline (as `summarize`), and whether the baseline fails by the rule."
-    records, left_out = completed_runs(records, "position")
-    sweeps, lengths = sorted({r["sweep"] for r in records}), sorted({r["position"]["train_length"] for r in records})
-    if len(sweeps) != 1 or len(lengths) != 1: raise ConfigError("records", sweeps, "the per-position records of one sweep, one training length")
-    check_eval_documents(records)
-    read = {run_id(r): has_window_control(r["position"]) for r in records}
-    if len(set(read.values())) > 1:
-        raise ConfigError("records", ", ".join(k for k, v in read.items() if not v), "runs evaluated alike: all with the window control or none",
-                          hint="These runs were not read in windows; evaluate them again with the control (eval_extra.window) to compare them.")
-    window, groups = all(read.values()), setting_groups(records, baseline, left_out)
-    fails = {n: {r["seed"]: failure_past_length(r["position"], level=level, n_boot=n_boot, seed=seed) for r in rs} for n, rs in groups.items()} if window else {}
-    values = {n: {r["seed"]: {"rise_4T_8T": rise_past_length(r["position"]), **({"failure_4T_8T": fails[n][r["seed"]]["diff"]} if window else {})}
-                  for r in rs} for n, rs in groups.items()}
-    metrics = [m for m in POSITION_METRICS if window or m == "rise_4T_8T"]
-    out = {"sweep": sweeps[0], "train_length": lengths[0], "level": level, "metrics": {m: POSITION_METRICS[m] for m in metrics},
-           "primary_metric": metrics[0], "code_path": check_code_paths(records, allow_mixed_paths), "baseline": baseline, "diverged": left_out,
-           "window_control": window, "failure_rule": {"margin": FAILURE_MARGIN, "seeds": FAILURE_SEEDS, "positions": "[4T, 8T)", "fixed": RULE_DATES["window"]},
-           "baseline_fails": None}
-    if window:
-        base = fails[baseline]
-        out.update(baseline_failure=[{"seed": s, **f} for s, f in base.items()], baseline_fails=sum(f["fails"] for f in base.values()) >= FAILURE_SEEDS,
-                   baseline_over_seeds=failure_over_seeds({s: f["diff"] for s, f in base.items()}, level))
-    return {**out, "settings": compare_settings(values, metrics, baseline, groups, level)}
-
-# %% ../../nbs/experiments/05_stats.ipynb #c6e82133
-PROTOCOL = "results/failure_search/PROTOCOL.md"   # the failure search's plan and rule, committed before its runs
-
-def failure_sentence(summary:dict, # a `summarize_position` result
-                    ) -> str:
-    "Whether the sweep's baseline fails past its training length by the rule (`FAILURE_MARGIN`, `FAILURE_SEEDS`); for records without the window control, that they cannot tell, and the rule's history."
-    if not summary.get("window_control"):
-        said = ", ".join(f"{v:+.3f}" for v in summary["settings"][summary["baseline"]]["rise_4T_8T"]["values"])
-        return (f"These runs were evaluated without the window control, so whether the baseline fails past its training length cannot be "
-                f"said from them. The rule they were first judged by, a rise of at least {FAILURE_RISE} nats from positions T/2–T to 4T–8T "
-                f"in every seed of the baseline (its seeds here: {said}), was fixed on {RULE_DATES['rise']}, after these runs had been made "
-                f"(before it their curves were only described), and was replaced on {RULE_DATES['window']} by full − window ({PROTOCOL}): "
-                "a rise along position also comes from where the content sits in a document, and appears inside the training length too.")
-    rule = (f"full − window over positions 4T–8T above +{FAILURE_MARGIN} nats with its {summary['level']:.0%} interval over documents "
-            f"above 0, in at least {FAILURE_SEEDS} seeds; fixed on {RULE_DATES['window']}, {PROTOCOL}")
-    seeds = "; ".join(f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}] over {f['documents']} documents"
-                      for f in summary["baseline_failure"])
-    if summary["baseline_fails"]: return f"The baseline fails past its training length by the rule ({rule}): {seeds}. There is a failure for a regularizer to fix."
-    return (f"The baseline does not fail past its training length by the rule ({rule}): {seeds}. There is no failure here for a regularizer, "
-            "or the positive control, to fix, and a test against the baseline cannot show that either prevents one.")
-
-# %% ../../nbs/experiments/05_stats.ipynb #c5319d2d
-def search_status(records:list[dict], # the failure search's results records (each configuration its own baseline)
-                  order:list[str], # its configurations, in the protocol's order
-                  seeds:int=FAILURE_SEEDS, # the seeds planned for each
-                 ) -> str:
-    "The failure search so far, by its stopping rule: each configuration's verdict (`failure_sentence`) and what comes next."
-    said, next_up = [], None
-    for name in order:
-        rs = [r for r in records if r["name"] == name]
-        if not rs:
-            next_up = next_up or name; continue
-        s, T, tokens = summarize_position(rs, baseline=name), rs[0]["position"]["train_length"], distinct(rs, "train_tokens", millions)
-        head = f"**{name}** (T = {T}, " + (f"{tokens} training tokens, " if tokens else "") + f"{len(rs)} of {seeds} seeds)"
-        if len(rs) < seeds:
-            next_up = next_up or name
-            said.append(f"{head}: not judged until all {seeds} seeds have run; so far " + "; ".join(
-                f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]" for f in s["baseline_failure"]) + "."); continue
-        flagged = [run_id(r) for r in rs if r.get("position_curve") and memorization_check(failure_curve(r))["memorizes"]]
-        said.append(f"{head}: {failure_sentence(s)}" + (f" Flagged for memorization ({', '.join(flagged)}): it does not count as failing." if flagged else ""))
-        if s["baseline_fails"] and not flagged:
-            return "\n\n".join(said + [f"The search stops at {name}, the first configuration in the protocol's order that fails: the regularizers "
-                                       "are compared there, under a protocol of their own."])
-    state = (f"Next, in the protocol's order: {next_up}" + (f"; not run yet: {listing([n for n in order[order.index(next_up) + 1:]])}."
-                                                              if order[-1] != next_up else ".")
-             if next_up else f"Every configuration of the plan has run and none fails by the rule: at these model sizes and token counts "
-                             "the baseline read whole is no worse past its training length than a reader of its training length.")
-    return "\n\n".join(said + [state])
-
