@@ -10,9 +10,14 @@
 # After each call, here: tar xzf <files_at>/full_sweep_results.tgz at the repository root and commit the JSONs; keep the
 # returned triton_cache.tgz as .gpu_cache/triton_cache.tgz (tools/gpu_env.sh unpacks it: the next machine skips autotuning).
 # A sweep that reads a corpus (`lengen_sweep SWEEP --check` names it: Sweep.corpus) needs it on the machine first: one
-# `receive` call per part of lengen_build_corpus's packed corpus, e.g. with P=data/debian_mix/parts
-#   run(carry=[".gpu", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
-#   run(carry=[f"{P}/rows2048-000.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # each part alike; the last unpacks
+# few `receive` calls that carry lengen_build_corpus's packed corpus. A call's carry counts the working tree too (about
+# 14 MB) toward its 64 MiB, so with P=data/debian_mix/parts (parts of ~23 MiB):
+#   run(carry=[".gpu", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz", f"{P}/train_names.txt.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
+#   run(carry=[f"{P}/rows2048-000.u16.xz", f"{P}/rows2048-001.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # two parts a call
+#   run(carry=[<the last two parts>], command="bash tools/run_full_sweep_gpu.sh receive && WAIT=420 SWEEPS=... bash tools/run_full_sweep_gpu.sh start")
+# The call with the last part unpacks (61 s on the H200 machine for debian_mix), so a start in the same call waits less.
+# Measured on 2026-12-05 (failure_search S16_T256, one H200): the two seeds side by side under CUDA MPS (MAX_PARALLEL=2)
+# took 810 s each (674 s training 1000 steps, ~90 s of in-run evaluation), 36.7 GB of GPU memory for both.
 #
 # Modes: start | wait | collect (pack now) | stop | receive | throughput (`lengen_sweep --throughput`, ~6 minutes).
 # Settings (environment): SWEEPS (default copy_full_scale), SWEEP_ARGS (more lengen_sweep options, e.g. "--seeds 1 --only
