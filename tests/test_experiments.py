@@ -224,7 +224,7 @@ def windowed_row(step, T, hurt, docs=3, spread=0.02):
     bins = [[0, 1]] + [[2 ** k, 2 ** (k + 1)] for k in range(T.bit_length() + 2)]
     documents = [{"positions": 8 * T, "bin_ce": [3.0] * len(bins),
                   "bin_ce_window": [3.0 - (hurt + spread * (i - 1) if lo >= T else 0.0) for lo, hi in bins]} for i in range(docs)]
-    return {"step": step, "train_tokens": 1000 * step, "train_loss": 4.0 - step / 10, "bins": bins, "window": T,
+    return {"step": step, "train_tokens": 1000 * step, "train_loss": 4.0 - step / 10, "seconds": 5.0, "bins": bins, "window": T,
             "bin_ce": [3.0] * len(bins), "per_document": {"bins": bins, "documents": documents}}
 
 
@@ -232,18 +232,22 @@ def test_fig2_failure_search(tmp_path):
     "Failure-search records with both reads at every checkpoint: full − window against tokens, the onset table, the rule's verdict."
     T = 8
     for seed, hurts in ((0, (-0.05, 0.02, 0.3)), (1, (0.0, 0.2, 0.4))):
-        rec = fake_position_result("failure_search", "S16_T8", seed, [3.0] * 64, T)
+        rec = fake_position_result("failure_search", "S16_T8", seed, [3.0] * 64, T)   # (a configuration outside the protocol's plan)
         rec["train_tokens"] = 3000
         rec["position_curve"] = [windowed_row(s, T, h) for s, h in zip((1, 2, 3), hurts)]
-        rec["position"].update(window=T, per_document=rec["position_curve"][-1]["per_document"], per_position_ce_window=[3.0] * 64)
+        rec["position"].update(window=T, per_document=rec["position_curve"][-1]["per_document"], per_position_ce_window=[3.0] * 64,
+                               seconds=2.0, window_seconds=1.0)
+        rec["wall_seconds"] = 100.0 if seed == 0 else None   # seed 1: a record without its wall time
         write_result(rec, tmp_path / "r")
     nb = run_nb("fig2_position_loss", tmp_path, results_root=str(tmp_path / "r"))
     fig = [f for f in outputs(nb, PLOTLY) if f["layout"]["title"]["text"].startswith("The failure search: full")][0]
     assert len(fig["data"]) == 2 and fig["data"][1]["y"] == pytest.approx([0.0, 0.2, 0.4])
     table = tables(nb)[-1]
     assert "0M (step 2)" in table and "0M (step 3)" in table   # seed 0: positive from step 2, above the margin from step 3
+    assert "18 s (18%)" in table and "not recorded" in table   # three checkpoints' 5 s and the final model's 2 + 1 s, of 100 s
     md = "".join(outputs(nb, "text/markdown"))
-    assert "**S16_T8** (training length 8): The baseline fails past its training length by the rule" in md, md
+    assert "Next, in the protocol's order: S16_T256; then S16_T128, small_T256 and T64." in md, md
+    assert "Outside the protocol's plan, so not part of the search: **S16_T8** (T = 8, 0.0M training tokens, 2 of 2 seeds): The baseline fails past its training length by the rule" in md, md
     assert (tmp_path / "r" / "failure_search" / "failure_search.html").is_file()
 
 

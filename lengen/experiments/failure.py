@@ -17,7 +17,7 @@ from .stats import (check_code_paths, compare_settings, completed_runs, distinct
 __all__ = ['FAILURE_MARGIN', 'FAILURE_SEEDS', 'FAILURE_RISE', 'RULE_DATES', 'POSITION_METRICS', 'MEMORIZATION_RISE', 'PROTOCOL',
            'rise_past_length', 'has_window_control', 'bootstrap_ci', 'window_failure', 'failure_past_length',
            'failure_curve', 'failure_onset', 'memorization_check', 'check_eval_documents', 'failure_over_seeds',
-           'summarize_position', 'failure_sentence', 'search_status']
+           'summarize_position', 'failure_sentence', 'configuration_verdict', 'search_status']
 
 # %% ../../nbs/experiments/08_failure.ipynb #3c3c0c20
 FAILURE_MARGIN = 0.05   # nats: a seed fails when full − window over [4T, 8T) exceeds this with its interval over documents above 0
@@ -181,30 +181,38 @@ def failure_sentence(summary:dict, # a `summarize_position` result
             "or the positive control, to fix, and a test against the baseline cannot show that either prevents one.")
 
 # %% ../../nbs/experiments/08_failure.ipynb #c5319d2d
+def configuration_verdict(name:str, # a configuration of the search (its own baseline)
+                          rs:list[dict], # its runs' records
+                          seeds:int=FAILURE_SEEDS, # the seeds planned for it
+                         ) -> tuple[str, bool|None]:
+    "A configuration's paragraph, and whether it fails by the rule (None until all its planned seeds have run; a run flagged for memorization keeps it from failing)."
+    s, T, tokens = summarize_position(rs, baseline=name), rs[0]["position"]["train_length"], distinct(rs, "train_tokens", millions)
+    head = f"**{name}** (T = {T}, " + (f"{tokens} training tokens, " if tokens else "") + f"{len(rs)} of {seeds} seeds)"
+    if len(rs) < seeds:
+        return (f"{head}: not judged until all {seeds} seeds have run; so far " + "; ".join(
+            f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]" for f in s["baseline_failure"]) + "."), None
+    flagged = [run_id(r) for r in rs if r.get("position_curve") and memorization_check(failure_curve(r))["memorizes"]]
+    return (f"{head}: {failure_sentence(s)}" + (f" Flagged for memorization ({', '.join(flagged)}): it does not count as failing."
+                                                if flagged else "")), bool(s["baseline_fails"]) and not flagged
+
 def search_status(records:list[dict], # the failure search's results records (each configuration its own baseline)
                   order:list[str], # its configurations, in the protocol's order
                   seeds:int=FAILURE_SEEDS, # the seeds planned for each
                  ) -> str:
-    "The failure search so far, by its stopping rule: each configuration's verdict (`failure_sentence`) and what comes next."
-    said, next_up = [], None
+    "The failure search so far, by its stopping rule: each configuration's verdict (`configuration_verdict`) and what comes next; runs of configurations outside `order` are reported apart."
+    runs = {n: [r for r in records if r["name"] == n] for n in dict.fromkeys([*order, *(r["name"] for r in records)])}
+    said, waiting = [], [n for n in order if len(runs[n]) < seeds]
     for name in order:
-        rs = [r for r in records if r["name"] == name]
-        if not rs:
-            next_up = next_up or name; continue
-        s, T, tokens = summarize_position(rs, baseline=name), rs[0]["position"]["train_length"], distinct(rs, "train_tokens", millions)
-        head = f"**{name}** (T = {T}, " + (f"{tokens} training tokens, " if tokens else "") + f"{len(rs)} of {seeds} seeds)"
-        if len(rs) < seeds:
-            next_up = next_up or name
-            said.append(f"{head}: not judged until all {seeds} seeds have run; so far " + "; ".join(
-                f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]" for f in s["baseline_failure"]) + "."); continue
-        flagged = [run_id(r) for r in rs if r.get("position_curve") and memorization_check(failure_curve(r))["memorizes"]]
-        said.append(f"{head}: {failure_sentence(s)}" + (f" Flagged for memorization ({', '.join(flagged)}): it does not count as failing." if flagged else ""))
-        if s["baseline_fails"] and not flagged:
-            return "\n\n".join(said + [f"The search stops at {name}, the first configuration in the protocol's order that fails: the regularizers "
-                                       "are compared there, under a protocol of their own."])
-    state = (f"Next, in the protocol's order: {next_up}" + (f"; not run yet: {listing([n for n in order[order.index(next_up) + 1:]])}."
-                                                              if order[-1] != next_up else ".")
-             if next_up else f"Every configuration of the plan has run and none fails by the rule: at these model sizes and token counts "
-                             "the baseline read whole is no worse past its training length than a reader of its training length.")
-    return "\n\n".join(said + [state])
+        if not runs[name]: continue
+        text, fails = configuration_verdict(name, runs[name], seeds)
+        said.append(text)
+        if fails:
+            said.append(f"The search stops at {name}, the first configuration in the protocol's order that fails: the regularizers "
+                        "are compared there, under a protocol of their own."); break
+    else:
+        said.append(f"Next, in the protocol's order: {waiting[0]}" + (f"; then {listing(waiting[1:])}." if waiting[1:] else ".") if waiting else
+                    "Every configuration of the plan has run and none fails by the rule: at these model sizes and token counts the "
+                    "baseline read whole is no worse past its training length than a reader of its training length.")
+    said += [f"Outside the protocol's plan, so not part of the search: {configuration_verdict(n, rs, seeds)[0]}" for n, rs in runs.items() if n not in order]
+    return "\n\n".join(said)
 
