@@ -34,7 +34,7 @@ from ..train.progress import PROGRESS_FILE, progress_line
 from ..train.trainer import run_finished, runs_status, train_job
 from ..train.divergence import DIVERGED_EXIT, diverged_record
 from ..checkpoints import latest_checkpoint
-from ..corpus import corpus_identity
+from ..corpus_parts import corpus_identity
 from ..io import check_output_file, check_writable, device_name, repo_relative, repo_root, run_cli, write_json
 from .results import fmt_stats, record_diverged, seed_stats
 
