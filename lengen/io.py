@@ -21,8 +21,8 @@ __all__ = ['WRITE_FAULTS', 'NO_SPACE_WORDS', 'CUT_SHORT_WORDS', 'PLOTLY_JS', 'LO
            'PROVENANCE_PACKAGES', 'file_mode', 'write_fault', 'size_text', 'tensor_bytes', 'free_space', 'disk_faults',
            'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'tidy_folders', 'run_cli',
            'parse_lengths', 'whole_number', 'progress_bar', 'check_writable', 'check_output_file', 'folder_lock',
-           'refuse_overwrite', 'output_dir_for', 'call_cli', 'folder_state', 'repo_root', 'repo_relative',
-           'source_commit', 'package_versions', 'device_name', 'provenance']
+           'refuse_overwrite', 'output_dir_for', 'call_cli', 'folder_state', 'log_tail', 'repo_root', 'repo_relative',
+           'relative_override', 'source_commit', 'package_versions', 'device_name', 'provenance']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -286,6 +286,14 @@ def folder_state(folder) -> dict:
     "Every file under `folder`: its size and modification time (what a command that must not touch it would change)."
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in Path(folder).rglob("*") if p.is_file()}
 
+# %% ../nbs/core/01_io.ipynb #06a1c8dc
+def log_tail(path, # a text file, a process's log
+             n:int=15, # lines to keep
+            ) -> str:
+    "The last `n` lines of the file at `path` ('' where there is none)."
+    lines = Path(path).read_text(errors="replace").splitlines() if Path(path).is_file() else []
+    return "\n".join(lines[-n:])
+
 # %% ../nbs/core/01_io.ipynb #ea5ef4d6
 def repo_root() -> Path:
     "The folder holding the `lengen` package lengen runs from (the repository, in a checkout): its `conf/` folder's grandparent."
@@ -296,6 +304,12 @@ def repo_relative(path) -> str:
     "`path` relative to `repo_root()` when it lies inside it (for messages and saved outputs), else as given."
     p = Path(path).resolve()
     return str(p.relative_to(repo_root())) if p.is_relative_to(repo_root()) else str(path)
+
+# %% ../nbs/core/01_io.ipynb #54ec3ab0
+def relative_override(o:str) -> str:
+    "A `key=value` override as results records keep it: an absolute path inside the repository made relative to it."
+    key, eq, value = o.partition("=")
+    return f"{key}={repo_relative(value)}" if eq and value.startswith("/") else o
 
 # %% ../nbs/core/01_io.ipynb #20574d13
 SOURCE_COMMIT_VAR = "LENGEN_SOURCE_COMMIT"   # "<sha>" or "<sha> dirty", where the tree travels without its .git

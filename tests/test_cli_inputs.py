@@ -196,9 +196,9 @@ def paths(tmp_path_factory) -> dict:
 @pytest.fixture(autouse=True)
 def nothing_runs(monkeypatch):
     "A case that got through would start a sweep's training processes: they fail the test instead."
-    sweep = importlib.import_module("lengen.experiments.sweep")
+    sweep, throughput = (importlib.import_module(f"lengen.experiments.{m}") for m in ("sweep", "throughput"))
     def started(*a, **k): raise AssertionError("a run was started")
-    for name in ("run_one", "concurrent_throughput", "launch_sweep"): monkeypatch.setattr(sweep, name, started)
+    for module, name in ((sweep, "run_one"), (throughput, "concurrent_throughput"), (sweep, "launch_sweep")): monkeypatch.setattr(module, name, started)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1"); monkeypatch.setenv("TQDM_DISABLE", "1")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Paper-scale sweeps of lengen.experiments.sweep on a lent GPU machine, in waves: a machine lives at most 30 minutes and
 # keeps a run's checkpoints, so each machine (one wave) starts the runs it can finish; a later wave skips the runs whose
-# results/<sweep>/<run>.json is committed. How many runs a wave holds, and why, is in nbs/experiments/00_sweep.ipynb.
+# results/<sweep>/<run>.json is committed. How many runs a wave holds, and why, is in nbs/experiments/10_throughput.ipynb.
 #
 # Before a session's first call, here: `bash tools/stamp_source.sh` (the records' provenance names that commit).
 # A wave is back-to-back device calls from the repository root:
