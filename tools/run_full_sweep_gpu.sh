@@ -18,6 +18,8 @@
 # The call with the last part unpacks (61 s on the H200 machine for debian_mix), so a start in the same call waits less.
 # Measured on 2026-12-05 (failure_search S16_T256, one H200): the two seeds side by side under CUDA MPS (MAX_PARALLEL=2)
 # took 810 s each (674 s training 1000 steps, ~90 s of in-run evaluation), 36.7 GB of GPU memory for both.
+# On an H100 (80 GB; lent when no H200 is) at most three copy runs fit (four ran out of memory at step ~6,400: ~20 GiB a
+# run with its evaluation graphs), 82 steps/s for the three (results/gpu/sweep_throughput_h100.json): MAX_PARALLEL=3.
 #
 # Modes: start | wait | collect (pack now) | stop | receive | throughput (`lengen_sweep --throughput`, ~6 minutes).
 # Settings (environment): SWEEPS (default copy_full_scale), SWEEP_ARGS (more lengen_sweep options, e.g. "--seeds 1 --only
