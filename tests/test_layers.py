@@ -100,11 +100,11 @@ def test_readme_lists_every_module():
 
 
 # A module named in prose or output: `lengen.eval.copy_task`, `lengen.eval.copy_task.main` (an attribute of it),
-# `lengen.train.trainer:main` (an entry point); not `.lengen.lock` (a file) or `lengen_train` (a command).
+# `lengen.train.cli:main` (an entry point); not `.lengen.lock` (a file) or `lengen_train` (a command).
 DOTTED = re.compile(r"(?<![\w./-])lengen(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?")
 # A module's file: `lengen/eval/copy_task.py`, also at the end of a source link (`.../blob/main/lengen/io.py#L10`).
 FILE = re.compile(r"(?<![\w.-])lengen/(?:(?!lengen/)\w+/)*\w+\.py\b")
-# A module run as a script: `python -m lengen.train.trainer`, also an argv list's `'-m', 'lengen.train.trainer'`.
+# A module run as a script: `python -m lengen.train.cli`, also an argv list's `'-m', 'lengen.train.cli'`.
 RUN = re.compile(r"""-m["']?(?:,\s*["']|\s+)(lengen(?:\.\w+)*)""")
 
 
@@ -167,15 +167,15 @@ def notebook_texts(nb: Path):
 
 
 def test_stale_name_finder():
-    text = ("`lengen.eval.copy_task`, `lengen.eval.copy_task.main`, `lengen.train.trainer:main`, `lengen.load_model`, "
+    text = ("`lengen.eval.copy_task`, `lengen.eval.copy_task.main`, `lengen.train.cli:main`, `lengen.load_model`, "
             "lengen/io.py, [source](https://github.com/deep-spin/lengen/blob/main/lengen/eval_io.py#L3), `lengen.scaling`, "
             "`lengen.train:main`, `lengen.eval.copy_task.nothing`, `lengen.bench:main`; not tmp/.lengen.lock, lengen_train, "
-            "https://deep-spin.github.io/lengen/cli.html or `lengen/*.py`. torchrun -m lengen.train.trainer, ['-m', 'lengen.train'].")
+            "https://deep-spin.github.io/lengen/cli.html or `lengen/*.py`. torchrun -m lengen.train.cli, ['-m', 'lengen.train'].")
     found = lengen_names(text)
-    assert found == ["lengen.eval.copy_task", "lengen.eval.copy_task.main", "lengen.train.trainer:main", "lengen.load_model",
+    assert found == ["lengen.eval.copy_task", "lengen.eval.copy_task.main", "lengen.train.cli:main", "lengen.load_model",
                      "lengen.scaling", "lengen.train:main", "lengen.eval.copy_task.nothing", "lengen.bench:main",
-                     "lengen.train.trainer", "lengen.train", "lengen/io.py", "lengen/eval_io.py",
-                     "-m lengen.train.trainer", "-m lengen.train"]
+                     "lengen.train.cli", "lengen.train", "lengen/io.py", "lengen/eval_io.py",
+                     "-m lengen.train.cli", "-m lengen.train"]
     assert [n for n in found if missing(n)] == ["lengen.scaling", "lengen.train:main", "lengen.eval.copy_task.nothing",
                                                 "lengen.bench:main", "lengen/eval_io.py", "-m lengen.train"]   # a package without __main__.py
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reduced-scale GPU sweep behind nbs/paper/fig1_copy_task.ipynb (5 settings x 3 seeds of the copy task) and
 # fig2_position_loss.ipynb (3 settings x 2 seeds on text), through `python -m lengen.experiments.sweep`: each run a
-# `python -m lengen.train.trainer` process, MAX_PARALLEL at a time, each writing results/<sweep>/<setting>-seed<S>.json when it
+# `python -m lengen.train.cli` process, MAX_PARALLEL at a time, each writing results/<sweep>/<setting>-seed<S>.json when it
 # ends. Runs go seed by seed, so a call that ends early leaves every setting with fewer seeds; the next call skips the
 # finished runs (commit their JSONs in between). Measured on one H200: the first runs on a fresh machine autotune
 # mamba_ssm's kernels (~90 s each, also when several start together); later runs find the results in Triton's cache

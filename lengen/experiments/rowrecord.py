@@ -13,7 +13,8 @@ from transformers import TrainerCallback
 from ..config import compose_config, in_ipython
 from ..io import run_cli, write_json
 from ..models.architecture import decoder_blocks
-from ..train.trainer import parse_argv, run_training
+from ..train.cli import parse_argv
+from ..train.trainer import run_training
 
 # %% auto #0
 __all__ = ['RowRecorder', 'rows_by_step', 'record', 'main']

@@ -28,7 +28,8 @@ from ..config import (CONF_DIR, JOB_NAME, ConfigError, check_count, check_number
 from ..features import regularizer_record
 from ..eval.in_run import evaluation_record
 from ..train.progress import PROGRESS_FILE, progress_line
-from ..train.trainer import run_finished, runs_status, train_job
+from ..train.cli import runs_status, train_job
+from ..train.trainer import run_finished
 from ..train.divergence import DIVERGED_EXIT, diverged_record
 from ..checkpoints import latest_checkpoint
 from ..corpus_parts import corpus_identity
@@ -117,8 +118,8 @@ def write_result(record:dict, # a results record: its `sweep`, `name` and `seed`
 
 # %% ../../nbs/experiments/00_sweep.ipynb #b59e7847
 def train_command(spec:RunSpec, out_dir) -> list[str]:
-    "The `lengen_train` command line of a run (as `python -m lengen.train.trainer`), resuming from its newest checkpoint."
-    return [sys.executable, "-m", "lengen.train.trainer", f"+experiment={spec.experiment}", *spec.overrides, f"seed={spec.seed}",
+    "The `lengen_train` command line of a run (as `python -m lengen.train.cli`), resuming from its newest checkpoint."
+    return [sys.executable, "-m", "lengen.train.cli", f"+experiment={spec.experiment}", *spec.overrides, f"seed={spec.seed}",
             f"output_dir={out_dir}", "resume_from_checkpoint=auto"]
 
 # %% ../../nbs/experiments/00_sweep.ipynb #bad0ef9d

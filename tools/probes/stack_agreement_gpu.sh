@@ -10,8 +10,8 @@ W=/tmp/agree; rm -rf $W; mkdir -p $W
 ARGS="wandb.enabled=false max_steps=2000 eval_steps=null save_steps=2000 logging_steps=50 data.copy_task.eval_lengths=[10] data.copy_task.end_only_lengths=[] data.copy_task.eval_samples=10"
 export CUDA_MPS_PIPE_DIRECTORY=$W/mps_pipe CUDA_MPS_LOG_DIRECTORY=$W/mps_log; mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
 nvidia-cuda-mps-control -d
-for r in a b; do python -m lengen.train.trainer +experiment=copy_jelassi_mamba2_45m_vpad $ARGS seed=0 output_dir=$W/alone_$r > $W/alone_$r.log 2>&1 & done
-python -m lengen.train.trainer +experiment=copy_jelassi_mamba2_45m_vpad $ARGS 'stack.seeds=[0,1,2,3,4,5,6,7]' output_dir=$W/stack > $W/stack.log 2>&1
+for r in a b; do python -m lengen.train.cli +experiment=copy_jelassi_mamba2_45m_vpad $ARGS seed=0 output_dir=$W/alone_$r > $W/alone_$r.log 2>&1 & done
+python -m lengen.train.cli +experiment=copy_jelassi_mamba2_45m_vpad $ARGS 'stack.seeds=[0,1,2,3,4,5,6,7]' output_dir=$W/stack > $W/stack.log 2>&1
 wait
 echo quit | nvidia-cuda-mps-control
 python3 - <<'PY'
