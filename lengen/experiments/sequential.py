@@ -285,7 +285,7 @@ def study_status(study:dict, # `compute_study`
     if not looks:
         w = study["waiting"]
         return (f"{head}): no confirmatory look yet. It plans looks at {planned} fresh seeds a setting; look 1 needs "
-                f"{w['needed']} runs and {w['needed'] - len(w['missing'])} are recorded.")
+                f"{w['needed']} runs and {(k := w['needed'] - len(w['missing']))} {'is' if k == 1 else 'are'} recorded.")
     done = looks[-1]
     ends = ("it has ended" if all(v["decision"] != "open" for v in study["status"].values())
             else f"look {study['waiting']['look']} has {study['waiting']['needed'] - len(study['waiting']['missing'])} of its {study['waiting']['needed']} runs recorded"
