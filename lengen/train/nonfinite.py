@@ -44,9 +44,9 @@ def floats(x) -> list[torch.Tensor]:
     leaves = [x] if isinstance(x, torch.Tensor) else tree_leaves(x)   # (most modules return one tensor: no tree to walk)
     return [t for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point()]
 
-def watching() -> bool:
-    "Whether a forward is one to watch: gradients on (training, not evaluation), and no CUDA graph warming a block up."
-    return torch.is_grad_enabled() and not warming_up()
+def watching(module:nn.Module) -> bool:
+    "Whether a module's forward is one to watch: in training mode (not an evaluation or a generation), and no CUDA graph warming a block up."
+    return module.training and not warming_up()
 
 def first_record(latches:list, # each process's latch as a list: step, phase, module index (step -1: nothing)
                  names:list, # the module names, by index
@@ -87,7 +87,7 @@ class NonfiniteTrace(TrainerCallback):
 
     def _inputs(self, k, module, args, kwargs):
         "Forward pre-hook: each input that needs a gradient enters as a view of itself, whose gradient is this module's part alone."
-        if not watching(): return None
+        if not (torch.is_grad_enabled() and watching(module)): return None
         view = functools.partial(self._view, k)
         return tuple(map(view, args)), {name: view(v) for name, v in kwargs.items()}
 
@@ -98,7 +98,7 @@ class NonfiniteTrace(TrainerCallback):
         return v
 
     def _outputs(self, k, module, args, output):
-        if watching(): self._mark(floats(output), FORWARD, k)
+        if watching(module): self._mark(floats(output), FORWARD, k)
 
     def _input_grad(self, k, grad): self._mark([grad], BACKWARD, k)
 
