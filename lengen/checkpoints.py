@@ -239,7 +239,7 @@ RESUME_MAY_CHANGE = ("max_steps", "save_steps", "save_total_limit", "logging_ste
                      "overwrite_output_dir", "resume_from_checkpoint", "dry_run", "dataloader_num_workers", "wandb.", "eval_extra.",
                      "data.copy_task.eval_lengths", "data.copy_task.end_only_lengths", "data.copy_task.eval_samples",
                      "data.copy_task.eval_seed", "data.val_sets", "data.val_batch_size", "data.val_max_samples",
-                     "data.eval_metric")   # what a resumed run may set anew (a key ending in '.': its whole group)
+                     "data.eval_metric", "trace_nonfinite")   # what a resumed run may set anew (a key ending in '.': its whole group)
 
 RESUME_HISTORY = "lengen_resumes.json"   # in a run folder: its resumes, the step each continued from and the settings it changed
 
@@ -271,7 +271,8 @@ def check_resume_config(ckpt, # the checkpoint the run resumes from
         said = "; ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in refused.items())
         raise ConfigError.fault(f"invalid configuration: the run resumed from {ckpt} was trained with "
                                 f"other settings than these: {said}. A resumed run may change only how long it trains, when it "
-                                f"logs, saves and evaluates, what its evaluations measure and where its outputs go "
+                                f"logs, saves and evaluates, what its evaluations measure, where its outputs go "
+                                f"and whether it traces non-finite values "
                                 f"({', '.join(k.rstrip('.') + ('.*' if k.endswith('.') else '') for k in RESUME_MAY_CHANGE)}). "
                                 "Resume with the run's own values (its lengen_config.yaml), or train these settings in another output_dir.")
     return changes

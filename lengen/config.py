@@ -254,6 +254,7 @@ class TrainingConfig:
     per_device_train_batch_size: int = 8  # rows per device per micro-batch
     gradient_accumulation_steps: int = 1  # micro-batches per optimizer step
     gradient_checkpointing: bool = False  # recompute activations in the backward pass
+    trace_nonfinite: bool = False  # mark where the first NaN or inf arose (a module's output or gradient, or the optimizer step) and name it in train_summary.json's diverged record; hooks on every module slow each step (lengen.train.nonfinite)
     dataloader_num_workers: Optional[int] = None  # data-loader worker processes (default: 4 for a Hub stream, which tokenizes as it trains; 0 otherwise)
     seed: int = 42  # seed of model init, data order and dropout masks
     bf16: bool = False  # bf16 autocast with fp32 master weights

@@ -80,6 +80,10 @@ _PASSING = "false with initial_state.mode={cfg.initial_state.mode}, or initial_s
 _PASSING_ROWS = "packed text rows ('' and data.padded_examples=false) with initial_state.mode=passing, or initial_state.mode=noise"
 _passing = lambda c: c.initial_state.mode == "passing"
 DROPOUT_FAMILY = "lengen.regularizers.dropout:apply_regularizers"
+_TRACED = ("torch.compile traces the tracer's hooks into each block's graph, and AOTAutograd then saves the flags they update "
+           "in place for the backward, which fails (torch 2.13). Trace an eager run (with compile.cuda_graphs=true the blocks' graphs capture the hooks).")
+_SHARDED = ("FSDP hands each process shards of the weights and writes their gradients itself, past the hooks that watch "
+            "each weight's gradient; trace the run on one process or with torchrun's data parallelism.")
 
 # %% ../nbs/core/05_features.ipynb #02fbb394
 FEATURES = (
@@ -144,6 +148,16 @@ FEATURES = (
                why="with the dropout family: the attention's own dropout on its probabilities, set per layer",
                apply=DROPOUT_FAMILY, undo=True, needs="attention", needs_why="it is the attention's own dropout on its "
                "probabilities", off="0", card=("attention_dropout.rate",)),
+    RunFeature("trace_nonfinite", "trace_nonfinite", lambda c: c.trace_nonfinite, "prepare",
+               why="after every feature that swaps a forward or hooks a module, so that it watches what the run computes (the "
+               "dropout family's masks included); before compilation and the CUDA graphs, which capture its hooks with the blocks",
+               apply="lengen.train.nonfinite:trace_for_run", undo=True,
+               rules=(Rule("compile.torch_compile", lambda c: c.trace_nonfinite and c.compile.torch_compile,
+                           "false with trace_nonfinite=true, or trace_nonfinite=false", _TRACED),
+                      Rule("fsdp.enabled", lambda c: c.trace_nonfinite and c.fsdp.enabled,
+                           "false with trace_nonfinite=true, or trace_nonfinite=false", _SHARDED)),
+               stacked="the stacked engine computes every seed in functions of its own, not in the modules a record would name",
+               bench={"trace_nonfinite": ["trace_nonfinite=true"]}),
     RunFeature("compile", "compile.torch_compile", lambda c: c.compile.torch_compile, "prepare", reads=("compile",),
                why="after the hooks: TorchDynamo traces each block with them (and guards on them, so that a model whose "
                "hooks differ gets a graph of its own)",

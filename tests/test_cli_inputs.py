@@ -72,7 +72,8 @@ def train_cases() -> list:
         ([*run, "data.val_sets=[{afile}]"], "`data.val_sets`"), ([*run, "eval_extra.eval_only=true"], "`model_name_or_path`"),
         (["+experiment=copy_demo", "family=smollm3_3b_swa_cpt", *run[1:]], "`family`"),
         (["+experiment=copy_demo", "regularizer=vpad", *run[1:]], "`regularizer`"), (["+experiment=no_such_run"], "no_such_run"),
-        (["--cfg", "jobs"], "`--cfg`"), (["+experiment=copy_demo", "max_stepz=3"], "max_stepz")]]
+        (["--cfg", "jobs"], "`--cfg`"), (["+experiment=copy_demo", "max_stepz=3"], "max_stepz"),
+        ([*TRAIN, "trace_nonfinite=maybe"], "`trace_nonfinite`"), ([*TRAIN, "trace_nonfinite=true", "compile.cuda_graphs=false", "compile.torch_compile=true"], "`compile.torch_compile`")]]
     return cases
 
 

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/ops/01_cuda_graphs.ipynb #03ea40ba
 from __future__ import annotations
+import contextlib
 import torch
 from torch import nn
 from ..models.compat import BLOCK_INERT_KWARGS, no_cache_in_training
@@ -11,7 +12,7 @@ from ..features import feature
 from ..models.architecture import decoder_blocks, require_feature
 
 # %% auto #0
-__all__ = ['GRAPH_INPUTS', 'BlockGraphs', 'GraphStack', 'graph_blocks', 'graphs_for_run']
+__all__ = ['GRAPH_INPUTS', 'warming_up', 'BlockGraphs', 'GraphStack', 'graph_blocks', 'graphs_for_run']
 
 # %% ../../nbs/ops/01_cuda_graphs.ipynb #6caccc62
 GRAPH_INPUTS = ("attention_mask", "seq_idx")   # tensors a block takes besides the hidden states: the padding mask, packed examples' boundaries
@@ -25,6 +26,19 @@ class _BlockCall(nn.Module):
 def _static_inputs(args:tuple) -> tuple:
     "Fresh tensors shaped like `args` for a capture: a graph keeps them as the buffers its replays copy their inputs into."
     return tuple(a.detach().clone().requires_grad_(a.requires_grad) for a in args)
+
+_CAPTURES = [0]   # captures under way (make_graphed_callables warms each callable up eagerly, then records it)
+
+@contextlib.contextmanager
+def _capturing():
+    "Count a capture as under way while it runs."
+    _CAPTURES[0] += 1
+    try: yield
+    finally: _CAPTURES[0] -= 1
+
+def warming_up() -> bool:
+    "Whether a capture is warming a block up now: eager runs whose backward starts from uninitialized gradients (`torch.empty_like`), not the run's."
+    return _CAPTURES[0] > 0 and not (torch.cuda.is_available() and torch.cuda.is_current_stream_capturing())
 
 def _capture_autocast(amp:torch.dtype|None):
     "The Trainer's autocast during a capture, without the weight cache (a graph recasts the weights at every replay)."
@@ -61,7 +75,7 @@ class BlockGraphs:
 
     def capture(self, names:tuple, args:tuple, amp:torch.dtype|None) -> nn.Module:
         "Warm up and capture the block's forward and backward for inputs shaped like `args` (hidden states, then `names`)."
-        with _capture_autocast(amp):
+        with _capture_autocast(amp), _capturing():
             return torch.cuda.make_graphed_callables(_BlockCall(self.block, self.eager, names), _static_inputs(args), num_warmup_iters=3)
 
 # %% ../../nbs/ops/01_cuda_graphs.ipynb #b7e1d3f2
@@ -73,7 +87,7 @@ class GraphStack:
         "Capture every member's forward and backward for inputs shaped like `args`, in block order (the order they run)."
         if self.pool is None: self.pool = torch.cuda.graph_pool_handle()
         calls = tuple(_BlockCall(m.block, m.eager, names) for m in self.members)
-        with _capture_autocast(amp):
+        with _capture_autocast(amp), _capturing():
             graphed = torch.cuda.make_graphed_callables(calls, tuple(_static_inputs(args) for _ in calls), num_warmup_iters=3, pool=self.pool)
         for m, g in zip(self.members, graphed): m.graphs[key] = g
 

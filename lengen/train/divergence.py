@@ -12,7 +12,8 @@ from torch import nn
 from transformers import TrainerCallback
 
 # %% auto #0
-__all__ = ['DIVERGED_EXIT', 'finite_weights', 'DivergenceGuard', 'Diverged', 'diverged_record']
+__all__ = ['DIVERGED_EXIT', 'NONFINITE_WHERE', 'finite_flags', 'finite_weights', 'DivergenceGuard', 'nonfinite_sentence',
+           'Diverged', 'diverged_record']
 
 # %% ../../nbs/train/02_divergence.ipynb #20b3447e
 DIVERGED_EXIT = 3   # lengen_train's exit status for a run that diverged (2: refused input, 130: Ctrl-C)
@@ -22,10 +23,13 @@ def _local(p:torch.Tensor) -> torch.Tensor:
     "A parameter's own values on this process: the local shard of an FSDP-sharded one."
     return p.to_local() if hasattr(p, "to_local") else p
 
+def finite_flags(tensors:list) -> torch.Tensor:
+    "Whether each tensor (a parameter: this process's shard) is finite, as one bool vector on their device; nothing is read back."
+    return torch.stack([_local(t).detach().isfinite().all() for t in tensors]) if tensors else torch.ones(0, dtype=torch.bool)
+
 def finite_weights(model:nn.Module) -> bool:
     "Whether every parameter of `model` is finite, on every process of a distributed run (one read from the device)."
-    flags = [_local(p).detach().isfinite().all() for p in model.parameters()]
-    ok = torch.stack(flags).all() if flags else torch.tensor(True)
+    ok = finite_flags(list(model.parameters())).all()
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         ok = ok.to(torch.int32); torch.distributed.all_reduce(ok, op=torch.distributed.ReduceOp.MIN)
     return bool(ok)
@@ -33,13 +37,16 @@ def finite_weights(model:nn.Module) -> bool:
 # %% ../../nbs/train/02_divergence.ipynb #9be4d450
 class DivergenceGuard(TrainerCallback):
     "Stop training at the first logged loss that is not finite, without that step's checkpoint; `found` says where."
-    def __init__(self): self.found, self.last_finite = None, None
+    def __init__(self, trace=None, # a tracer whose `first()` says where the first NaN or inf arose (`lengen.train.nonfinite`), or None
+                ): self.found, self.last_finite, self.trace = None, None, trace
 
     def record(self, step:int, # the optimizer step at which it was found
                what:str, # what was not finite, e.g. "the training loss (nan)"
                control):
         "Stop the run at `step` and save nothing more; the first record stays."
-        if self.found is None: self.found = {"step": step, "found_in": what, "last_finite_loss": self.last_finite}
+        if self.found is None:
+            self.found = {"step": step, "found_in": what, "last_finite_loss": self.last_finite}
+            if self.trace: self.found["first_nonfinite"] = self.trace.first()   # read from the device now, once
         control.should_training_stop, control.should_save = True, False
 
     def on_log(self, args, state, control, logs=None, **kwargs):
@@ -49,6 +56,18 @@ class DivergenceGuard(TrainerCallback):
         else: self.record(state.global_step, f"the training loss ({loss})", control)
 
 # %% ../../nbs/train/02_divergence.ipynb #8b902ae9
+NONFINITE_WHERE = {"forward": "the output of {m}", "backward": "a gradient from the backward of {m}",
+                   "optimizer": "a weight of {m}, after the optimizer step"}   # a `first_nonfinite` record's phase, in words
+
+def nonfinite_sentence(first:dict|None, # a diverged record's `first_nonfinite` (`lengen.train.nonfinite`)
+                      ) -> str:
+    "Where a traced run's first NaN or inf arose, in a sentence."
+    if first is None: return ("trace_nonfinite saw no NaN or inf in a module's output or gradient, nor in a weight after an "
+                              "optimizer step, before the run stopped.")
+    m = f"`{first['module']}`" if first["module"] else "the model itself (its logits or loss)"
+    on = f" on process {first['rank']}" if "rank" in first else ""
+    return f"trace_nonfinite: the first NaN or inf was {NONFINITE_WHERE[first['phase']].format(m=m)} at step {first['step']}{on}."
+
 class Diverged(RuntimeError):
     "A run stopped because it diverged (`DivergenceGuard.found`): the paragraph `lengen_train` prints."
     exit_status = DIVERGED_EXIT   # what a command exits with (`lengen.io.run_cli`)
@@ -61,8 +80,9 @@ class Diverged(RuntimeError):
         before = f" (the last finite loss: {last['loss']:.4g} at step {last['step']})" if last else ""
         kept = (f"Its newest complete checkpoint, {newest}, was saved before it diverged." if newest
                 else "It had saved no checkpoint before it diverged.")
+        traced = f"{nonfinite_sentence(found['first_nonfinite'])} " if "first_nonfinite" in found else ""
         super().__init__(f"the run in {output_dir} diverged: {found['found_in']} at step {found['step']} is not finite{before}. "
-                         "After such a step every later weight is NaN too, so training stopped there; no final model was saved and "
+                         f"{traced}After such a step every later weight is NaN too, so training stopped there; no final model was saved and "
                          f"no evaluation ran. {kept} train_summary.json records the step. To train the setting anyway: a lower "
                          "optim.lr, a longer schedule.warmup_steps, or another seed." + (f" {also}" if also else ""))
 

@@ -140,10 +140,12 @@ def decay_parameter_names(model, # the model a run trains
 class LengenTrainer(Trainer):
     "HF Trainer with atomic checkpoints of finite weights only, the mamba_ssm weight-decay policy and the run config saved alongside."
     def __init__(self, *args, lengen_cfg=None, run_records=None, # writes the run's own records (`write_run_records`), once
+                 nonfinite=None, # the run's tracer of non-finite values (`trace_nonfinite`, `lengen.train.nonfinite`), or None
                  **kwargs):
         super().__init__(*args, **kwargs)
-        self.lengen_cfg, self.divergence, self.run_records = lengen_cfg, DivergenceGuard(), run_records   # the guard stops the run at a non-finite loss
+        self.lengen_cfg, self.divergence, self.run_records = lengen_cfg, DivergenceGuard(nonfinite), run_records   # the guard stops the run at a non-finite loss
         self.add_callback(self.divergence)
+        if nonfinite: self.add_callback(nonfinite)   # numbers its records by step, checks the weights after each optimizer step
 
     def record_run(self):
         "Write the run's records (`run_records`) on the main process, the first time the run has a file of its own in output_dir."
@@ -404,9 +406,9 @@ def _train_locked(cfg, tok, args, callbacks, command, progress) -> dict:
     if cfg.initial_state.mode == "passing" and streamed(cfg): ds = LanePackedText(ds, cfg.per_device_train_batch_size)
     model = build_model(cfg, tok)
     if resume: check_resume(resume, model, cfg)
-    prepare_model(model, cfg)
+    prepared = prepare_model(model, cfg)
     trainer = LengenTrainer(model=model, args=args, train_dataset=ds, data_collator=_collator(cfg, tok),
-                            processing_class=tok, lengen_cfg=cfg, run_records=records)
+                            processing_class=tok, lengen_cfg=cfg, run_records=records, nonfinite=prepared.handles.get("trace_nonfinite"))
     evaluations = in_run_evaluations(cfg)   # lengen.eval.in_run
     for e in evaluations:
         if e.during: trainer.add_callback(e.during(trainer, tok, cfg, progress))
