@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from transformers import AutoConfig, Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from ..config import ConfigError
+from ..config import ConfigError, in_ipython
 from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, copy_row_length, data_workers,
                          packed_rows_collator, packed_text, packing_collator, padding_collator, streamed)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
@@ -445,3 +445,8 @@ def _train_locked(cfg, tok, args, callbacks, command, progress) -> dict:
 def run_finished(output_dir) -> bool:
     "Whether `output_dir` holds a finished run: its `train_summary.json`, which a run writes last (a diverged run too: `diverged_record`)."
     return (Path(output_dir)/"train_summary.json").is_file()
+
+# %% ../../nbs/train/00_trainer.ipynb #d039224d
+if __name__ == "__main__" and not in_ipython():
+    print("python -m lengen.train.trainer trains nothing: the command line is lengen.train.cli (`lengen_train ...` or "
+          "`python -m lengen.train.cli ...`, the same arguments)", file=sys.stderr); sys.exit(2)
