@@ -226,7 +226,8 @@ def test_sweep_refuses_runs_that_do_not_fit(paths, monkeypatch):
     monkeypatch.setattr(sweep, "visible_gpus", lambda: ["0"])
     monkeypatch.setattr(sweep, "gpu_memory_gib", lambda gpus: [79.2] * len(gpus))
     tmp = Path(paths["tmp"])
-    write_json({**fake_result("copy_full_scale", "baseline", 3), "experiment": "copy_jelassi_mamba2_45m_baseline", "peak_gpu_gib": 20.1},
+    baseline = "copy_jelassi_mamba2_45m_baseline"   # at its shipped size (`run_shape`): the runs' own
+    write_json({**fake_result("copy_full_scale", "baseline", 3), "experiment": baseline, **sweep.run_shape(baseline), "peak_gpu_gib": 20.1},
                tmp/"fit_res"/"copy_full_scale"/"baseline-seed3.json")
     def sweep_with(root, *argv):
         return call_cli(entry("lengen_sweep"), "copy_confirmatory", "--seeds", "100", "--results-root", root, "--work-root", tmp/"fit_work", *argv)

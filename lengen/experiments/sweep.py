@@ -41,11 +41,11 @@ from .gpu_share import (PEAK_MARGIN, PROCESS_GIB, GpuPicker, child_env, gpu_memo
 from .throughput import sweep_throughput
 
 # %% auto #0
-__all__ = ['SWEEPS', 'ENGINES', 'RunSpec', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result', 'train_command',
-           'count_parameters', 'collect_result', 'run_one', 'stack_units', 'stack_name', 'stack_command', 'run_stack',
-           'recorded_peaks', 'fit_basis', 'parallel_runs', 'run_sweep', 'replacements', 'sweep_specs', 'job_overrides',
-           'in_given_folder', 'launch_sweep', 'collect_finished', 'check_specs', 'tally', 'stack_size',
-           'progress_report', 'main']
+__all__ = ['ARCH_FIELDS', 'SWEEPS', 'ENGINES', 'RunSpec', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result',
+           'train_command', 'count_parameters', 'collect_result', 'run_one', 'stack_units', 'stack_name',
+           'stack_command', 'run_stack', 'run_shape', 'peak_key', 'recorded_peaks', 'fit_basis', 'parallel_runs',
+           'run_sweep', 'replacements', 'sweep_specs', 'job_overrides', 'in_given_folder', 'launch_sweep',
+           'collect_finished', 'check_specs', 'tally', 'stack_size', 'progress_report', 'main']
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9587dbb
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -137,6 +137,8 @@ def count_parameters(model_dir) -> int:
     return n
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9b655f4
+ARCH_FIELDS = ("hidden_size", "num_hidden_layers", "num_heads", "head_dim", "state_size")   # the model's size, as a record keeps it (`arch`)
+
 def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                    wall_seconds:float, # seconds of the process that finished the run
                    concurrent_runs:int=1, # runs sharing the machine meanwhile
@@ -153,7 +155,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "overrides": [relative_override(o) for o in spec.overrides], "seed": spec.seed, "max_steps": cfg.max_steps, "steps": summ["global_step"], "rows_per_step": summ["rows_per_step"],
             "train_tokens": summ["train_tokens"], "train_loss": summ["train_loss"],
             "parameters": count_parameters(latest_checkpoint(out) or out if diverged else out) or None,   # None: diverged before a checkpoint
-            "arch": {k: cfg.arch[k] for k in ("hidden_size", "num_hidden_layers", "num_heads", "head_dim", "state_size")},
+            "arch": {k: cfg.arch[k] for k in ARCH_FIELDS},
             "corpus": corpus_identity(cfg.data.path) if cfg.data.path else None,   # the build a text run read (lengen.corpus)
             "regularizer": regularizer_record(cfg),   # each run feature's fields (lengen.features)
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
@@ -229,33 +231,45 @@ def run_stack(stack:list[RunSpec], results_root, work_root, # where results JSON
     return statuses
 
 # %% ../../nbs/experiments/00_sweep.ipynb #58644642
+def run_shape(experiment:str, overrides=()) -> dict:
+    "The size of a run, as its record keeps it: its model (`arch`) and its rows a step (`rows_per_step`, one process)."
+    cfg = compose_config(experiment, [*overrides, "seed=0"], validate=False)
+    return {"arch": {k: cfg.arch[k] for k in ARCH_FIELDS}, "rows_per_step": cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps}
+
+def peak_key(experiment:str, seeds:int, # seeds a process trains (a stack's, or 1)
+             shape:dict) -> tuple:
+    "What a process's peak GPU memory is recorded under: its experiment, its seeds, its model and its rows a step (`run_shape`, or a record)."
+    return (experiment, seeds, tuple((shape.get("arch") or {}).get(k) for k in ARCH_FIELDS), shape.get("rows_per_step"))
+
 def _seeds_a_process(record:dict) -> int:
     "How many seeds the process that trained a record's run trained: its stack's, or 1."
     return len((((record.get("provenance") or {}).get("stack")) or {}).get("seeds") or [None])
 
 def recorded_peaks(results_root) -> dict:
-    "The largest `peak_gpu_gib` of the records under `results_root` (every sweep's), per (experiment, seeds a process): (peak, record)."
+    "The largest `peak_gpu_gib` of the records under `results_root` (every sweep's), per `peak_key`: (peak, record)."
     peaks = {}
     for path in sorted(Path(results_root).glob("*/*.json")):
         try: rec = json.loads(path.read_text())
         except (OSError, ValueError): continue   # no record (nor a peak) in a file that does not read
         peak = rec.get("peak_gpu_gib") if isinstance(rec, dict) else None   # (a protocol, a report: no peak)
-        key = isinstance(peak, (int, float)) and (rec.get("experiment"), _seeds_a_process(rec))
+        key = isinstance(peak, (int, float)) and peak_key(rec.get("experiment"), _seeds_a_process(rec), rec)
         if key and peak > peaks.get(key, (0.0,))[0]: peaks[key] = (peak, path)
     return peaks
 
 # %% ../../nbs/experiments/00_sweep.ipynb #55676d02
 def _named(key:tuple) -> str:
-    "An (experiment, seeds a process) as messages name it."
+    "A `peak_key` as messages name it: its experiment (and its stack)."
     return key[0] if key[1] == 1 else f"{key[0]} in stacks of {key[1]}"
 
 def fit_basis(units:list[list[RunSpec]], # the processes to start (`stack_units`)
               results_root, gpus:list[str]) -> dict:
     "What the fit of `units` on `gpus` rests on: the largest peak recorded for their experiments (`peak`, `record`, `of`; None: none recorded), the smallest GPU's memory (`gpu_gib`; None: unknown, or not asked), and the experiments with no peak recorded (`unrecorded`)."
-    keys, peaks = sorted({(u[0].experiment, len(u)) for u in units}), recorded_peaks(results_root)
+    shapes = {(s.experiment, s.overrides): run_shape(s.experiment, s.overrides) for s in dict.fromkeys(u[0] for u in units)}
+    keys = sorted({peak_key(u[0].experiment, len(u), shapes[u[0].experiment, u[0].overrides]) for u in units}, key=str)
+    peaks = recorded_peaks(results_root)
     basis = {"peak": None, "gpu_gib": None, "unrecorded": ", ".join(_named(k) for k in keys if k not in peaks)}
     if found := [(*peaks[k], k) for k in keys if k in peaks]:
-        peak, record, key = max(found)
+        peak, record, key = max(found, key=lambda f: f[0])
         basis.update(peak=peak, record=repo_relative(record), of=_named(key), gpu_gib=min(gpu_memory_gib(gpus) or [None]))
     return basis
 
@@ -268,10 +282,11 @@ def parallel_runs(units:list[list[RunSpec]], # the processes to start, a run or 
     auto = max_parallel == "auto"
     if not auto: check_count("--max-parallel", max_parallel, also="auto or ")
     want = max(1, len(units)) if auto else min(max_parallel, max(1, len(units)))
-    if not units or (not gpus and not auto): return want
-    b = fit_basis(units, results_root, gpus) if gpus else {"peak": None, "gpu_gib": None, "unrecorded": ""}
+    if not units or not (gpus or auto): return want   # nothing to start, or runs on the CPU
+    b = fit_basis(units, results_root, gpus)
     if not gpus: unknown = "no CUDA GPU is visible here"
-    elif b["unrecorded"] and (auto or b["peak"] is None): unknown = f"no record under {repo_relative(results_root)} of {b['unrecorded']} has a peak_gpu_gib"
+    elif b["unrecorded"] and (auto or b["peak"] is None):
+        unknown = f"no record under {repo_relative(results_root)} of {b['unrecorded']} at this size has a peak_gpu_gib"
     else: unknown = f"nvidia-smi reports no memory for the GPUs {','.join(gpus)}"
     if auto and (b["unrecorded"] or b["gpu_gib"] is None):
         raise ConfigError("--max-parallel", "auto", "a whole number >= 1 here", hint=f"auto counts the runs that fit in the GPUs' memory "
@@ -279,8 +294,8 @@ def parallel_runs(units:list[list[RunSpec]], # the processes to start, a run or 
     if b["gpu_gib"] is None:
         log(f"GPU memory: whether {want} runs at once fit is unchecked: {unknown}"); return want
     fit, per_gpu = runs_that_fit(b["peak"], b["gpu_gib"], len(gpus)), math.ceil(want / len(gpus))
-    how = (f"{len(gpus)} GPU{'s' * (len(gpus) > 1)} of {b['gpu_gib']:.1f} GiB hold{'s' * (len(gpus) == 1)} {fit} run{'s' * (fit != 1)} of {run_gib(b['peak']):.1f} GiB: "
-           f"the largest peak_gpu_gib recorded for {b['of']}, {b['peak']} GiB in {b['record']}, × {PEAK_MARGIN} + {PROCESS_GIB} GiB")
+    how = (f"{len(gpus)} GPU{'s' * (len(gpus) > 1)} of {b['gpu_gib']:.1f} GiB hold{'s' * (len(gpus) == 1)} {fit} run{'s' * (fit != 1)} "
+           f"of {run_gib(b['peak']):.1f} GiB: the largest peak_gpu_gib recorded for {b['of']}, {b['peak']} GiB in {b['record']}, × {PEAK_MARGIN} + {PROCESS_GIB} GiB")
     if not auto and want > fit:
         raise ConfigError("--max-parallel", max_parallel, f"a whole number from 1 to {fit} here, or auto", hint=f"{want} runs at once put "
                           f"{per_gpu} on a GPU, and {how}. Runs that do not fit die of CUDA out of memory mid-run, their work lost; none was started.")
