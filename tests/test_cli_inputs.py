@@ -11,6 +11,7 @@ import pytest
 
 from lengen.config import TrainingConfig, plugin_sections
 from lengen.features import run_features
+from lengen.experiments.results import fake_result
 from lengen.io import call_cli, write_json
 from lengen.models.fixtures import tiny_mamba2_run
 
@@ -152,7 +153,7 @@ SWEEP = [("lengen_sweep", [*SWEEP_ARGS, *argv], field) for argv, field in [
     (["--seeds", "-1"], "--seeds"), (["--seeds", "x"], "--seeds"), (["--seeds", ""], "--seeds"), (["--only", ""], "--only"), (["--seeds", "4294967296"], "--seeds"),
     (["--min-left", "-1", "--time-limit", "60"], "--min-left"), (["--min-left", "x"], "--min-left"),
     (["--results-root", "{afile}"], "--results-root"), (["--results-root", "{afile}/res"], "--results-root"), (["--work-root", "{afile}"], "--work-root"),
-    (["--only", "nope"], "--only")]]
+    (["--only", "nope"], "--only"), (["--max-parallel", "auto"], "--max-parallel")]]   # auto: no GPU here, no peak recorded
 SWEEP += [("lengen_sweep", argv, field) for argv, field in [
     (["fig9"], "sweep"), (["fig2_position_loss", "--data-root", "{missing}", "--results-root", "{tmp}/res"], "data.path"),
     (["fig2_position_loss", "--data-root", "{afile}", "--results-root", "{tmp}/res"], "data.path"), ([], "sweeps"),
@@ -216,3 +217,26 @@ def test_refused_in_one_paragraph(prog, argv, field, paths):
     assert all(l.strip() for l in lines), f"more than one paragraph:\n{err}"          # no blank line
     assert lines[-1].startswith(f"{prog}: "), err                                       # the command's own last word
     assert field in err, f"{field!r} not named:\n{err}"
+
+
+def test_sweep_refuses_runs_that_do_not_fit(paths, monkeypatch):
+    """Five shipped copy runs on one GPU of 79.2 GiB (made up, as nvidia-smi would report it), a record of another sweep
+    holding the baseline's peak of 20.1 GiB: four at once are refused in one paragraph that names `--max-parallel`, the
+    largest count that fits, the peak and its record; auto with no peak recorded is refused, naming the experiments."""
+    sweep = importlib.import_module("lengen.experiments.sweep")
+    monkeypatch.setattr(sweep, "visible_gpus", lambda: ["0"])
+    monkeypatch.setattr(sweep, "gpu_memory_gib", lambda gpus: [79.2] * len(gpus))
+    tmp = Path(paths["tmp"])
+    baseline = "copy_jelassi_mamba2_45m_baseline"   # at its shipped size (`run_shape`): the runs' own
+    write_json({**fake_result("copy_full_scale", "baseline", 3), "experiment": baseline, **sweep.run_shape(baseline), "peak_gpu_gib": 20.1},
+               tmp/"fit_res"/"copy_full_scale"/"baseline-seed3.json")
+    def sweep_with(root, *argv):
+        return call_cli(entry("lengen_sweep"), "copy_confirmatory", "--seeds", "100", "--results-root", root, "--work-root", tmp/"fit_work", *argv)
+    for root, argv, words in [
+            (tmp/"fit_res", ["--max-parallel", "4", "--mps"], ["`--max-parallel` = 4. Valid values: a whole number from 1 to 3 here, or auto.",
+                                                               "1 GPU of 79.2 GiB holds 3 runs of 22.6 GiB", "20.1 GiB in ",
+                                                               "baseline-seed3.json", "none was started"]),
+            (tmp/"no_peaks", ["--max-parallel", "auto"], ["`--max-parallel` = 'auto'", "copy_jelassi_mamba2_45m_baseline, ", "give a number"])]:
+        code, err = sweep_with(root, *argv)
+        assert code == 2 and err.endswith("\n") and err.count("\n") == 1 and err.startswith("lengen_sweep: invalid configuration: "), err
+        for w in words: assert w in err, (w, err)

@@ -20,13 +20,18 @@
 # took 810 s each (674 s training 1000 steps, ~90 s of in-run evaluation), 36.7 GB of GPU memory for both.
 # On an H100 (80 GB; lent when no H200 is) at most three copy runs fit (four ran out of memory at step ~6,400: ~20 GiB a
 # run with its evaluation graphs), 82 steps/s for the three (results/gpu/sweep_throughput_h100.json): MAX_PARALLEL=3.
+# lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
+# their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
+# many ("GPU memory: ..."). Both read the records under $W/results: the committed ones of the sweeps in SWEEPS (copied in
+# at start) and those this machine's waves wrote; auto is refused while no record of an experiment holds a peak.
 #
 # Modes: start | wait | collect (pack now) | stop | receive | throughput (`lengen_sweep --throughput`, ~6 minutes).
 # Settings (environment): SWEEPS (default copy_full_scale), SWEEP_ARGS (more lengen_sweep options, e.g. "--seeds 1 --only
-# baseline,vpad"), MAX_PARALLEL (runs at once on the whole machine, default 4), MPS (1; 0: no CUDA MPS), TIME_LIMIT
-# (seconds the sweep may run; default: until MACHINE_SECONDS=1500 after the machine's first call), MIN_LEFT (no run
-# starts with fewer seconds left, default 1200; auto: fewer than the last finished run took), WAIT (seconds a call
-# waits: 480 for start, 540 for wait), CORPUS (the folder `receive` fills, default data/debian_mix),
+# baseline,vpad"), MAX_PARALLEL (runs at once on the whole machine, default 4; auto: as many as fit in the GPUs'
+# memory), MPS (1; 0: no CUDA MPS), TIME_LIMIT (seconds the sweep may run; default: until MACHINE_SECONDS=1500 after the
+# machine's first call), MIN_LEFT (no run starts with fewer seconds left, default 1200; auto: fewer than the last
+# finished run took), WAIT (seconds a call waits: 480 for start, 540 for wait), CORPUS (the folder `receive` fills,
+# default data/debian_mix),
 # THROUGHPUT_EXPERIMENT, THROUGHPUT_RUNS (1,4,6), THROUGHPUT_STEPS (500).
 # Each progress report reads every run's lengen_progress.json (lengen.train.progress) through `lengen_sweep --progress`.
 set -uo pipefail
@@ -44,6 +49,7 @@ progress() {   # one line per run from its progress file (lengen.train.progress)
   echo "--- $(date +%H:%M:%S): $(awk -v s="$began" -v n="$(date +%s)" 'BEGIN { printf "%.1f", (n - s) / 60 }') min into the wave"
   python3 -m lengen.experiments.sweep --progress --work-root "$W/runs" --results-root "$W/results"
   nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu --format=csv,noheader 2>/dev/null | sed 's/^/GPU memory used, total; utilization: /'
+  grep -m1 "^GPU memory: " "$W/sweep.log" 2>/dev/null   # how many runs fit, or that it is unchecked (lengen_sweep's fit check)
   tail -n 4 "$W/sweep.log" 2>/dev/null
 }
 
@@ -81,7 +87,7 @@ case $MODE in
       setsid nohup python3 -m lengen.experiments.sweep ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-4}" \
         --time-limit "$LIMIT" --min-left "${MIN_LEFT:-1200}" --results-root "$W/results" --work-root "$W/runs" \
         ${SWEEP_ARGS:-} > "$W/sweep.log" 2>&1 < /dev/null &
-      echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, ${MAX_PARALLEL:-4} at a time"
+      echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, --max-parallel ${MAX_PARALLEL:-4}"
     fi
     wait_for "${WAIT:-480}"; pack ;;
   wait) wait_for "${WAIT:-540}"; pack

@@ -12,7 +12,8 @@ import torch
 from ..config import ConfigError
 
 # %% auto #0
-__all__ = ['MPS_CONTROL', 'mps_daemon', 'child_env', 'visible_gpus', 'GpuPicker']
+__all__ = ['MPS_CONTROL', 'PEAK_MARGIN', 'PROCESS_GIB', 'mps_daemon', 'child_env', 'visible_gpus', 'GpuPicker', 'gpu_memory_gib',
+           'run_gib', 'runs_that_fit']
 
 # %% ../../nbs/experiments/09_gpu_share.ipynb #8476aae2
 MPS_CONTROL = "nvidia-cuda-mps-control"
@@ -69,3 +70,28 @@ class GpuPicker:
         try: yield {**env, "CUDA_VISIBLE_DEVICES": g}
         finally:
             with self.lock: self.load[g] -= 1
+
+# %% ../../nbs/experiments/09_gpu_share.ipynb #28a12c5d
+def gpu_memory_gib(gpus:list[str], # the GPUs, as `visible_gpus` names them
+                 ) -> list[float]|None:
+    "Each of `gpus`' total memory in GiB, as nvidia-smi reports it (`memory.total`); None where nvidia-smi is missing or does not answer for all of them."
+    if not gpus or shutil.which("nvidia-smi") is None: return None
+    try: out = subprocess.run(["nvidia-smi", f"--id={','.join(gpus)}", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired): return None
+    mib = out.stdout.split()
+    if out.returncode or len(mib) != len(gpus) or not all(m.isdigit() for m in mib): return None
+    return [int(m) / 1024 for m in mib]
+
+# %% ../../nbs/experiments/09_gpu_share.ipynb #b269beec
+PEAK_MARGIN, PROCESS_GIB = 1.1, 0.5   # a run's GPU memory: its recorded peak × 1.1 + 0.5 GiB (see above)
+
+def run_gib(peak_gib:float) -> float:
+    "The GPU memory a run whose recorded peak is `peak_gib` is counted to need beside others: the peak with the margin."
+    return peak_gib * PEAK_MARGIN + PROCESS_GIB
+
+def runs_that_fit(peak_gib:float, # the largest peak recorded for the runs (`peak_gpu_gib`)
+                  total_gib:float, # each GPU's memory (the smallest of them)
+                  n_gpus:int) -> int:
+    "The most runs `n_gpus` GPUs hold side by side, `ceil(runs / n_gpus)` a GPU, each `run_gib(peak_gib)`; at least one a GPU."
+    return n_gpus * max(1, int(total_gib // run_gib(peak_gib)))

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/experiments/00_sweep.ipynb #56ac4afe
 from __future__ import annotations
-import argparse, collections, json, re, subprocess, sys, time
+import argparse, collections, json, math, re, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -36,12 +36,14 @@ from ..corpus_parts import corpus_identity
 from ..io import (check_output_file, check_writable, device_name, log_tail, relative_override, repo_relative, repo_root,
                        run_cli, write_json)
 from .results import record_diverged
-from .gpu_share import GpuPicker, child_env, mps_daemon, visible_gpus
+from .gpu_share import (PEAK_MARGIN, PROCESS_GIB, GpuPicker, child_env, gpu_memory_gib, mps_daemon, run_gib,
+                                          runs_that_fit, visible_gpus)
 from .throughput import sweep_throughput
 
 # %% auto #0
-__all__ = ['SWEEPS', 'ENGINES', 'RunSpec', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result', 'train_command',
-           'count_parameters', 'collect_result', 'run_one', 'stack_units', 'stack_name', 'stack_command', 'run_stack',
+__all__ = ['ARCH_FIELDS', 'SWEEPS', 'ENGINES', 'RunSpec', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result',
+           'train_command', 'count_parameters', 'collect_result', 'run_one', 'stack_units', 'stack_name',
+           'stack_command', 'run_stack', 'run_shape', 'peak_key', 'recorded_peaks', 'fit_basis', 'parallel_runs',
            'run_sweep', 'replacements', 'sweep_specs', 'job_overrides', 'in_given_folder', 'launch_sweep',
            'collect_finished', 'check_specs', 'tally', 'stack_size', 'progress_report', 'main']
 
@@ -135,6 +137,8 @@ def count_parameters(model_dir) -> int:
     return n
 
 # %% ../../nbs/experiments/00_sweep.ipynb #d9b655f4
+ARCH_FIELDS = ("hidden_size", "num_hidden_layers", "num_heads", "head_dim", "state_size")   # the model's size, as a record keeps it (`arch`)
+
 def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
                    wall_seconds:float, # seconds of the process that finished the run
                    concurrent_runs:int=1, # runs sharing the machine meanwhile
@@ -151,12 +155,13 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "overrides": [relative_override(o) for o in spec.overrides], "seed": spec.seed, "max_steps": cfg.max_steps, "steps": summ["global_step"], "rows_per_step": summ["rows_per_step"],
             "train_tokens": summ["train_tokens"], "train_loss": summ["train_loss"],
             "parameters": count_parameters(latest_checkpoint(out) or out if diverged else out) or None,   # None: diverged before a checkpoint
-            "arch": {k: cfg.arch[k] for k in ("hidden_size", "num_hidden_layers", "num_heads", "head_dim", "state_size")},
+            "arch": {k: cfg.arch[k] for k in ARCH_FIELDS},
             "corpus": corpus_identity(cfg.data.path) if cfg.data.path else None,   # the build a text run read (lengen.corpus)
             "regularizer": regularizer_record(cfg),   # each run feature's fields (lengen.features)
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "launcher": launcher, "bf16": cfg.bf16,
-            "device": summ.get("provenance", {}).get("gpu") or device_name(), **({"diverged": diverged} if diverged else evaluation_record(cfg, out)),
+            "device": summ.get("provenance", {}).get("gpu") or device_name(), "peak_gpu_gib": summ.get("peak_gpu_gib"),
+            **({"diverged": diverged} if diverged else evaluation_record(cfg, out)),
             "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"})}
 
 # %% ../../nbs/experiments/00_sweep.ipynb #03174f48
@@ -225,10 +230,84 @@ def run_stack(stack:list[RunSpec], results_root, work_root, # where results JSON
         statuses.append({**st, "status": "diverged" if diverged_record(d) else "done", "json": str(path)})
     return statuses
 
+# %% ../../nbs/experiments/00_sweep.ipynb #58644642
+def run_shape(experiment:str, overrides=()) -> dict:
+    "The size of a run, as its record keeps it: its model (`arch`) and its rows a step (`rows_per_step`, one process)."
+    cfg = compose_config(experiment, [*overrides, "seed=0"], validate=False)
+    return {"arch": {k: cfg.arch[k] for k in ARCH_FIELDS}, "rows_per_step": cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps}
+
+def peak_key(experiment:str, seeds:int, # seeds a process trains (a stack's, or 1)
+             shape:dict) -> tuple:
+    "What a process's peak GPU memory is recorded under: its experiment, its seeds, its model and its rows a step (`run_shape`, or a record)."
+    return (experiment, seeds, tuple((shape.get("arch") or {}).get(k) for k in ARCH_FIELDS), shape.get("rows_per_step"))
+
+def _seeds_a_process(record:dict) -> int:
+    "How many seeds the process that trained a record's run trained: its stack's, or 1."
+    return len((((record.get("provenance") or {}).get("stack")) or {}).get("seeds") or [None])
+
+def recorded_peaks(results_root) -> dict:
+    "The largest `peak_gpu_gib` of the records under `results_root` (every sweep's), per `peak_key`: (peak, record)."
+    peaks = {}
+    for path in sorted(Path(results_root).glob("*/*.json")):
+        try: rec = json.loads(path.read_text())
+        except (OSError, ValueError): continue   # no record (nor a peak) in a file that does not read
+        peak = rec.get("peak_gpu_gib") if isinstance(rec, dict) else None   # (a protocol, a report: no peak)
+        key = isinstance(peak, (int, float)) and peak_key(rec.get("experiment"), _seeds_a_process(rec), rec)
+        if key and peak > peaks.get(key, (0.0,))[0]: peaks[key] = (peak, path)
+    return peaks
+
+# %% ../../nbs/experiments/00_sweep.ipynb #55676d02
+def _named(key:tuple) -> str:
+    "A `peak_key` as messages name it: its experiment (and its stack)."
+    return key[0] if key[1] == 1 else f"{key[0]} in stacks of {key[1]}"
+
+def fit_basis(units:list[list[RunSpec]], # the processes to start (`stack_units`)
+              results_root, gpus:list[str]) -> dict:
+    "What the fit of `units` on `gpus` rests on: the largest peak recorded for their experiments (`peak`, `record`, `of`; None: none recorded), the smallest GPU's memory (`gpu_gib`; None: unknown, or not asked), and the experiments with no peak recorded (`unrecorded`)."
+    shapes = {(s.experiment, s.overrides): run_shape(s.experiment, s.overrides) for s in dict.fromkeys(u[0] for u in units)}
+    keys = sorted({peak_key(u[0].experiment, len(u), shapes[u[0].experiment, u[0].overrides]) for u in units}, key=str)
+    peaks = recorded_peaks(results_root)
+    basis = {"peak": None, "gpu_gib": None, "unrecorded": ", ".join(_named(k) for k in keys if k not in peaks)}
+    if found := [(*peaks[k], k) for k in keys if k in peaks]:
+        peak, record, key = max(found, key=lambda f: f[0])
+        basis.update(peak=peak, record=repo_relative(record), of=_named(key), gpu_gib=min(gpu_memory_gib(gpus) or [None]))
+    return basis
+
+def parallel_runs(units:list[list[RunSpec]], # the processes to start, a run or a stack each (`stack_units`)
+                  max_parallel:int|str, # a count, or "auto": as many as the GPUs' memory holds
+                  results_root, # where the records with their `peak_gpu_gib` are (every sweep's of an experiment count)
+                  gpus:list[str], # the GPUs the runs are spread over (none: runs on the CPU, no check)
+                  log=print) -> int:
+    "How many of `units` run at once: `max_parallel` (at most the units), or for auto the most that fit; a count whose runs do not fit in the GPUs' memory by the peaks recorded is refused (`ConfigError`)."
+    auto = max_parallel == "auto"
+    if not auto: check_count("--max-parallel", max_parallel, also="auto or ")
+    want = max(1, len(units)) if auto else min(max_parallel, max(1, len(units)))
+    if not units or not (gpus or auto): return want   # nothing to start, or runs on the CPU
+    b = fit_basis(units, results_root, gpus)
+    if not gpus: unknown = "no CUDA GPU is visible here"
+    elif b["unrecorded"] and (auto or b["peak"] is None):
+        unknown = f"no record under {repo_relative(results_root)} of {b['unrecorded']} at this size has a peak_gpu_gib"
+    else: unknown = f"nvidia-smi reports no memory for the GPUs {','.join(gpus)}"
+    if auto and (b["unrecorded"] or b["gpu_gib"] is None):
+        raise ConfigError("--max-parallel", "auto", "a whole number >= 1 here", hint=f"auto counts the runs that fit in the GPUs' memory "
+                          f"by the peak GPU memory recorded for their experiment, and {unknown}: give a number (runs record their peaks as they finish).")
+    if b["gpu_gib"] is None:
+        log(f"GPU memory: whether {want} runs at once fit is unchecked: {unknown}"); return want
+    fit, per_gpu = runs_that_fit(b["peak"], b["gpu_gib"], len(gpus)), math.ceil(want / len(gpus))
+    how = (f"{len(gpus)} GPU{'s' * (len(gpus) > 1)} of {b['gpu_gib']:.1f} GiB hold{'s' * (len(gpus) == 1)} {fit} run{'s' * (fit != 1)} "
+           f"of {run_gib(b['peak']):.1f} GiB: the largest peak_gpu_gib recorded for {b['of']}, {b['peak']} GiB in {b['record']}, × {PEAK_MARGIN} + {PROCESS_GIB} GiB")
+    if not auto and want > fit:
+        raise ConfigError("--max-parallel", max_parallel, f"a whole number from 1 to {fit} here, or auto", hint=f"{want} runs at once put "
+                          f"{per_gpu} on a GPU, and {how}. Runs that do not fit die of CUDA out of memory mid-run, their work lost; none was started.")
+    n = min(want, fit)
+    log(f"GPU memory: {n} runs at once{' (--max-parallel auto)' if auto else ''}; {how}"
+        + (f"; unchecked for {b['unrecorded']}: no peak recorded" if b["unrecorded"] else ""))
+    return n
+
 # %% ../../nbs/experiments/00_sweep.ipynb #124ecf38
 def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_root/<sweep>/
               work_root="outputs/sweep", # run folders (checkpoints): never committed
-              max_parallel:int=1, # runs at once, each its own process
+              max_parallel:int|str=1, # runs at once, each its own process; "auto": as many as the GPUs' memory holds (`parallel_runs`)
               time_limit:float|None=None, # seconds for the whole sweep
               min_left:float|str=0, # with a time limit: start no run with fewer seconds left; "auto": the last finished run's wall time
               mps:bool=False, # share the GPU through CUDA MPS
@@ -236,13 +315,13 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
               stack:int=0, # train up to this many seeds of a setting as one stacked model (`stack_units`); 0: one run a process
               log=print) -> list[dict]:
     "Train and evaluate every pending run, `max_parallel` processes at a time (a run or a stack each); returns one status per run (done runs: skipped)."
-    check_count("--max-parallel", max_parallel)
     if time_limit is not None: check_number("--time-limit", time_limit)   # (0 or less: no run could start)
     if min_left != "auto": check_number("--min-left", min_left, 0, low_open=False)
     todo = pending(specs, results_root)
     units = stack_units(todo, stack)
     statuses = [{"run": f"{s.sweep}/{s.run_id}", "status": "skipped (results exist)"} for s in specs if s not in todo]
-    n, picker = min(max_parallel, max(1, len(units))), GpuPicker(visible_gpus() if gpus is None else gpus)
+    gpus = visible_gpus() if gpus is None else gpus
+    n, picker = parallel_runs(units, max_parallel, results_root, gpus, log), GpuPicker(gpus)   # refused here: before any run starts
     devices = max(1, len(picker.load))
     end, last_wall = (None if time_limit is None else time.time() + time_limit), 0.0   # last_wall: seconds of the run done last
     def go(unit, env):
@@ -254,7 +333,7 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
             sts = run_stack(unit, results_root, work_root, run_env, left, concurrent_runs=n * len(unit), mps=mps, devices=devices)
         if any(st["status"] == "done" for st in sts): last_wall = sts[0]["seconds"]
         return sts
-    with (mps_daemon() if mps and todo else nullcontext()) as base, ThreadPoolExecutor(max_parallel) as ex:
+    with (mps_daemon() if mps and todo else nullcontext()) as base, ThreadPoolExecutor(n) as ex:
         env = child_env(n, base)
         log(f"{len(todo)} runs to do, {len(statuses)} done already; {n} at a time" + (f" over {devices} GPUs" if devices > 1 else "")
             + (f", in stacks of up to {stack} seeds" if stack > 1 else "") + (" under CUDA MPS" if base else ""))
@@ -411,6 +490,11 @@ def _ints(key:str, text:str, least:int=1, # the smallest value accepted
         raise ConfigError(key, text, f"comma-separated whole numbers >= {least}" + (f" and < {below}" if below else "") + ", e.g. 0,1,2")
     return out
 
+def _count_or_auto(text:str) -> int|str:
+    "`--max-parallel`: a whole number (checked by `parallel_runs`), or auto."
+    try: return text if text == "auto" else int(text)
+    except ValueError: raise argparse.ArgumentTypeError(f"{text!r}: a whole number of runs or auto") from None
+
 def _seconds_or_auto(text:str) -> float|str:
     "`--min-left`: a number of seconds, or auto."
     try: return text if text == "auto" else float(text)
@@ -457,7 +541,9 @@ def main(argv:list[str]|None=None) -> int:
                                 "measure instead how many training steps per second N runs of one experiment make together.")
     p.add_argument("sweeps", nargs="*", help=f"one or more of: {', '.join(SWEEPS)}")
     p.add_argument("--seeds", default=None, help="comma-separated seeds (default: each sweep's)")
-    p.add_argument("--max-parallel", type=int, default=1, help="runs at once, each its own process")
+    p.add_argument("--max-parallel", type=_count_or_auto, default=1, help="runs at once, each its own process; a count whose runs "
+                   "do not fit in the GPUs' memory by the peak GPU memory (peak_gpu_gib) recorded for their experiments under "
+                   "--results-root is refused; auto: the most that fit")
     p.add_argument("--time-limit", type=float, default=None, help="seconds for the whole sweep; runs still going are stopped")
     p.add_argument("--min-left", type=_seconds_or_auto, default=0, help="with --time-limit: start no run with fewer seconds "
                    "left; auto: the wall time of the run this sweep finished last")

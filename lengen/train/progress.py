@@ -8,12 +8,20 @@ import contextlib, json, time
 from pathlib import Path
 from typing import Callable
 
+import torch
 from transformers import TrainerCallback
 
 from ..io import write_json
 
 # %% auto #0
-__all__ = ['PROGRESS_FILE', 'STATUSES', 'ProgressFile', 'ended_by_errors', 'read_progress', 'progress_line']
+__all__ = ['PROGRESS_FILE', 'STATUSES', 'peak_gpu_gib', 'ProgressFile', 'ended_by_errors', 'read_progress', 'progress_line']
+
+# %% ../../nbs/train/04_progress.ipynb #4961f2ec
+def peak_gpu_gib(before:float|None=None, # the peak an earlier process of the same run reached (kept where larger)
+                ) -> float|None:
+    "The most GPU memory this process has held on its device (`torch.cuda.max_memory_reserved`, GiB, 2 decimals), or `before` where larger; None without CUDA."
+    if not torch.cuda.is_available(): return None
+    return max(round(torch.cuda.max_memory_reserved() / 2**30, 2), before or 0.0)
 
 # %% ../../nbs/train/04_progress.ipynb #15967ed4
 PROGRESS_FILE = "lengen_progress.json"   # in a run's output_dir
@@ -25,12 +33,13 @@ class ProgressFile(TrainerCallback):
                  max_steps:int):
         self.path, now = Path(output_dir)/PROGRESS_FILE, time.time()
         self.state = {"status": "running", "step": 0, "max_steps": max_steps, "loss": None, "evaluations": {}, "evaluating": None,
-                      "started": now, "updated": now, "ended": None}
+                      "peak_gpu_gib": None, "started": now, "updated": now, "ended": None}
         self.begun = False   # written yet: a start refused before training leaves the folder's file as it was
 
     def write(self, **changes):
-        "Update the fields `changes` names and rewrite the file."
+        "Update the fields `changes` names, and the run's peak GPU memory so far, and rewrite the file."
         self.state.update(changes, updated=time.time())
+        self.state["peak_gpu_gib"] = peak_gpu_gib(self.state["peak_gpu_gib"])
         write_json(self.state, self.path); self.begun = True
 
     def evaluated(self, name:str, # the in-run evaluation (`lengen.eval.in_run.EVALUATIONS`)
@@ -46,9 +55,9 @@ class ProgressFile(TrainerCallback):
         if self.begun and self.state["status"] == "running": self.write(status=status, evaluating=None, ended=time.time(), **({"error": error} if error else {}))
 
     def resumed(self, step:int): # the checkpoint's step the run resumes from
-        "Carry the folder's earlier progress into this one: when the run first began, its evaluations so far, and each resume."
+        "Carry the folder's earlier progress into this one: when the run first began, its evaluations so far, its peak GPU memory, and each resume."
         before = read_progress(self.path.parent) or {}
-        self.state.update({k: before[k] for k in ("started", "evaluations", "loss") if k in before},
+        self.state.update({k: before[k] for k in ("started", "evaluations", "loss", "peak_gpu_gib") if k in before},
                           resumes=[*before.get("resumes", []), {"step": step, "at": time.time()}])
 
     def on_train_begin(self, args, state, control, **kwargs):
@@ -86,7 +95,8 @@ def progress_line(name:str, # how the line names the run, e.g. "copy_full_scale/
     if p is None: return f"{name}: {state}; no progress file yet"
     evals = ", ".join(f"{k} {n}" for k, n in p["evaluations"].items()) or "none"   # (name, times it ran)
     loss = "-" if p["loss"] is None else f"{p['loss']:.4g}"
+    peak = f", peak GPU memory {p['peak_gpu_gib']} GiB" if p.get("peak_gpu_gib") else ""   # (none without CUDA)
     status = p["status"] + (f" (evaluating {p['evaluating']})" if p["evaluating"] else "") + (f": {p['error']}" if p.get("error") else "")
     resumed = "".join(f" (resumed at step {r['step']})" for r in p.get("resumes", []))
     return (f"{name}: {state}; {((p['ended'] or now) - p['started']) / 60:.1f} min since it began{resumed}; step {p['step']} of {p['max_steps']}, "
-            f"evaluations: {evals}, last loss {loss}; {status}")
+            f"evaluations: {evals}, last loss {loss}{peak}; {status}")

@@ -26,7 +26,7 @@ from ..regularizers.dropout import resolve_sites, site_function
 from ..eval.in_run import curve_lengths, in_run_evaluations
 from .progress import ProgressFile, ended_by_errors
 from .trainer import (cache_triton_autotuning, check_output_dir, previous_run, decay_parameter_names, records_writer, run_finished,
-                                  saving, train_summary)
+                                  saving, train_summary, write_summary)
 from .divergence import Diverged
 
 # %% auto #0
@@ -439,8 +439,8 @@ def finish_member(stack:StackedMamba2, k:int, m:DictConfig, tok, history:list, d
         paths = save_length_eval(final, out, train_range=(ct.min_len, ct.max_len), meta={"run": out.name, "max_steps": m.max_steps})
         ind = [r for r in final if ct.min_len <= r["length"] <= ct.max_len]
         metrics.update({"in_distribution_exact_match": min((r["exact_match_accuracy"] for r in ind), default=float("nan")), **paths})
-    write_json({**train_summary(m, step, 1, metrics), **({"diverged": diverged} if diverged else {}), "provenance": prov},
-               out/"train_summary.json")   # last: a folder whose train_summary.json exists holds a finished run
+    write_summary({**train_summary(m, step, 1, metrics), **({"diverged": diverged} if diverged else {}), "provenance": prov},
+                  out)   # last: a folder whose train_summary.json exists holds a finished run (its peak GPU memory: the stack's process's)
     return metrics
 
 def _train_stack_locked(cfg, members, tok, command, log, progress:list) -> dict:

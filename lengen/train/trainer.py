@@ -24,7 +24,7 @@ from ..checkpoints import (RESUME_HISTORY, _checkpoints, check_resume_config, ch
 from ..models.compat import checkpointing_argument
 from ..models.mamba2.model import no_decay_names
 from ..eval.in_run import evaluation_outputs, in_run_evaluations
-from .progress import ProgressFile, ended_by_errors
+from .progress import ProgressFile, ended_by_errors, peak_gpu_gib, read_progress
 from ..features import load, run_features
 from ..ops.kernels import require_kernels
 from ..models.architecture import decoder_blocks, fused_kernels, require_feature
@@ -34,8 +34,9 @@ from ..models.build import build_model
 __all__ = ['RUN_RECORDS', 'REFERENCE_PATH_WARNING', 'wandb_logged_in', 'check_wandb', 'training_arguments', 'run_outputs',
            'previous_run', 'check_output_dir', 'saving', 'decay_parameter_names', 'LengenTrainer',
            'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile', 'compile_blocks', 'Prepared',
-           'prepare_model', 'FirstStepTimer', 'train_summary', 'run_code_path', 'run_notes', 'check_model_source',
-           'check_resume', 'write_run_records', 'resume_history', 'records_writer', 'run_training', 'run_finished']
+           'prepare_model', 'FirstStepTimer', 'train_summary', 'write_summary', 'run_code_path', 'run_notes',
+           'check_model_source', 'check_resume', 'write_run_records', 'resume_history', 'records_writer',
+           'run_training', 'run_finished']
 
 # %% ../../nbs/train/00_trainer.ipynb #f0acefa3
 def wandb_logged_in() -> bool:
@@ -294,6 +295,12 @@ def train_summary(cfg, steps:int, world_size:int, metrics:dict) -> dict:
             "tokens_per_step": rows * cfg.data.block_size if packed else None,
             "train_tokens": steps * rows * cfg.data.block_size if packed else None, **metrics}
 
+def write_summary(summary:dict, # `train_summary`'s, with what the run adds (provenance, divergence)
+                  output_dir) -> Path:
+    "Write the run's `train_summary.json` with its peak GPU memory so far (`peak_gpu_gib`; an earlier process's, from the progress file, where larger)."
+    before = (read_progress(output_dir) or {}).get("peak_gpu_gib")
+    return write_json({**summary, "peak_gpu_gib": peak_gpu_gib(before)}, Path(output_dir)/"train_summary.json")
+
 # %% ../../nbs/train/00_trainer.ipynb #96451ec0
 def run_code_path(model, # the model as the run trains it
                   cfg, # the run's TrainingConfig
@@ -434,7 +441,7 @@ def _train_locked(cfg, tok, args, callbacks, command, progress) -> dict:
             if not found:   # a diverged run is not evaluated
                 for e in (e for e in evaluations if e.final):
                     progress.write(evaluating=e.name); metrics.update(e.final(trainer.model, tok, cfg, summary)); progress.evaluated(e.name)
-            write_json(summary, Path(cfg.output_dir)/"train_summary.json")   # last: a run whose train_summary.json exists has finished
+            write_summary(summary, cfg.output_dir)   # last: a run whose train_summary.json exists has finished
             progress.ended("diverged" if found else "finished")
     if found:
         if args.world_size > 1: torch.distributed.barrier()   # rank 0 has written train_summary.json before any rank exits
