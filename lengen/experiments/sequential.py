@@ -18,7 +18,7 @@ from .stats import check_code_paths, em_area, last_k_curve, run_id, setting_name
 # %% auto #0
 __all__ = ['SPENDING', 'TESTS', 'check_protocol', 'load_protocol', 'spent_alpha', 'z_boundaries', 'nominal_p', 'rank_sum_test',
            'hodges_lehmann', 'SequentialState', 'run_value', 'engine_of', 'study_records', 'compute_study',
-           'study_sentences', 'study_status', 'simulate_design']
+           'study_sentences', 'study_status', 'icc_of_pairs', 'noise_floor', 'noise_floor_sentence', 'simulate_design']
 
 # %% ../../nbs/experiments/07_sequential.ipynb #cff0254f
 SPENDING = ("obrien_fleming", "pocock")   # Lan–DeMets spending functions this module computes
@@ -301,6 +301,76 @@ def study_status(study:dict, # `compute_study`
     lines += ["", f"Runs that diverged count as failures ({study['metric']} = 0): " + ("; ".join(div) if div else "none")
               + f". Without them (sensitivity analysis, not a decision): {'; '.join(cc)}."]
     return "\n".join(lines)
+
+# %% ../../nbs/experiments/07_sequential.ipynb #9f3b6d21
+def icc_of_pairs(first, second, # one number per seed: its first run's and its second run's
+                 level:float=0.95, # the interval's confidence level
+                ) -> dict:
+    "Within-seed SD, between-seed SD and the intraclass correlation ICC(1) of two runs a seed, with the ICC's exact F interval (`None` where undefined)."
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    n, msw = len(a), float(np.mean((a - b) ** 2) / 2) if len(a) else None
+    out = {"n_pairs": n, "within_sd": None if msw is None else float(np.sqrt(msw)), "between_sd": None, "icc": None,
+           "ci_low": None, "ci_high": None, "ci_level": level}
+    if n < 2: return out
+    msb = float(2 * np.var((a + b) / 2, ddof=1))
+    out["between_sd"] = float(np.sqrt((msb + msw) / 2))
+    if msw == 0: return {**out, **({"icc": 1.0, "ci_low": 1.0, "ci_high": 1.0} if msb > 0 else {})}   # identical repeats
+    F, q = msb / msw, (1 + level) / 2
+    lo, hi = F / stats.f.ppf(q, n - 1, n), F * stats.f.ppf(q, n, n - 1)
+    return {**out, "icc": (msb - msw) / (msb + msw), "ci_low": float((lo - 1) / (lo + 1)), "ci_high": float((hi - 1) / (hi + 1))}
+
+# %% ../../nbs/experiments/07_sequential.ipynb #5b9c0e4d
+def _pair_key(record:dict) -> tuple: return record["name"], record["experiment"], record["seed"]
+
+def _by_key(records:list[dict], what:str) -> dict:
+    "Setting, experiment and seed -> the record; a `ConfigError` naming `what` for a second record of one."
+    out = {}
+    for r in records:
+        if _pair_key(r) in out: raise ConfigError(what, f"{r['sweep']}/{run_id(r)}", f"one {what[:-1]} per setting, experiment and seed")
+        out[_pair_key(r)] = r
+    return out
+
+def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floor` sweep's records)
+                originals:list[dict], # first runs (the confirmatory study's records; those without a second run are not used)
+                protocol:dict, level:float=0.95) -> dict:
+    "Same-seed pairs scored by `run_value`: `icc_of_pairs` of the pairs where neither run diverged, the pairs, those set apart and the second runs without a first."
+    first, second = _by_key(originals, "originals"), _by_key(repeats, "repeats")
+    pairs = [(first[k], second[k]) for k in sorted(second) if k in first]
+    def refuse(key, bad, valid, hint=""):
+        if bad: raise ConfigError(key, bad, valid, hint)
+    refuse("repeats", [f"{a['sweep']}/{run_id(a)}" for a, b in pairs if a["sweep"] == b["sweep"]], "second runs from another sweep than the first runs'",
+           "A record paired with itself would read as no noise: pass the noise floor's records as repeats and the study's as originals.")
+    refuse("overrides", [f"{run_id(a)}: {a['overrides']} against {b['overrides']}" for a, b in pairs if list(a["overrides"]) != list(b["overrides"])],
+           "the same overrides in both runs of a pair", "A second run repeats its first: the same experiment, overrides and seed.")
+    if pairs: check_code_paths([r for p in pairs for r in p], allow=tuple(protocol["provenance"].get("allowed_differences", ())))
+    rows = [{"name": a["name"], "experiment": a["experiment"], "seed": a["seed"], "first": run_value(a, protocol), "second": run_value(b, protocol),
+             "devices": [a.get("device"), b.get("device")], "diverged": [w for w, r in (("first", a), ("second", b)) if record_diverged(r)]}
+            for a, b in pairs]
+    kept = [r for r in rows if not r["diverged"]]
+    return {"metric": protocol["metric"]["name"], **icc_of_pairs([r["first"] for r in kept], [r["second"] for r in kept], level),
+            "pairs": kept, "diverged_pairs": [r for r in rows if r["diverged"]],
+            "unpaired": [f"{b['sweep']}/{run_id(b)}" for k, b in sorted(second.items()) if k not in first]}
+
+# %% ../../nbs/experiments/07_sequential.ipynb #b7e3c2f0
+def _share(v:float) -> str: return f"{min(max(v, 0.0), 1.0):.2f}"
+
+def noise_floor_sentence(floor:dict, # `noise_floor`
+                        ) -> str:
+    "One paragraph: the spread within a seed against the spread between seeds, the share a seed explains, and whether pairing by seed can help."
+    m, n = floor["metric"], floor["n_pairs"]
+    if n == 0: out = f"Two runs of one seed ({m}): no pairs yet."
+    elif n == 1: out = f"Two runs of one seed differ in {m} by SD {floor['within_sd']:.3f} (1 pair); a seed's share of the variance needs 2 pairs."
+    else:
+        lo, hi = floor["ci_low"], floor["ci_high"]
+        why = ("can help (by at most that share of a comparison's variance)" if lo > 0 else
+               f"is not shown to help (the interval includes 0; at most {_share(hi)} of a comparison's variance could go)")
+        out = (f"Two runs of one seed differ in {m} by SD {floor['within_sd']:.3f} ({n} pairs) against {floor['between_sd']:.3f} between seeds: "
+               f"a seed explains {_share(floor['icc'])} [{_share(lo)}, {_share(hi)}] of the variance ({floor['ci_level']:.0%} F interval), "
+               f"so pairing by seed {why}.")
+    if floor["diverged_pairs"]:
+        out += " Set apart, a run diverged: " + ", ".join(f"seed {p['seed']} ({' and '.join(p['diverged'])} run)" for p in floor["diverged_pairs"]) + "."
+    if floor["unpaired"]: out += f" {len(floor['unpaired'])} second run{'s' * (len(floor['unpaired']) > 1)} without a first yet."
+    return out
 
 # %% ../../nbs/experiments/07_sequential.ipynb #3a777f04
 def simulate_design(protocol:dict, effects:dict, # confirmatory setting -> its true shift of the metric (0 for the null)

@@ -349,6 +349,7 @@ _SMALL_MAMBA2 = ["arch.hidden_size=256", "arch.num_heads=8", "arch.head_dim=64",
 _COPY = {"baseline": ("copy_jelassi_mamba2_45m_baseline", []), "weight_decay": ("copy_jelassi_mamba2_45m_wd", []),
          "pre_norm": ("copy_jelassi_mamba2_45m_pre_norm", []), "pre_linear": ("copy_jelassi_mamba2_45m_pre_linear", []),
          "vpad": ("copy_jelassi_mamba2_45m_vpad", [])}
+_CONFIRMATORY_SCALE = ["wandb.enabled=false"]   # the confirmatory study's scale: the shipped runs as they are, wandb off
 _TEXT = {"baseline": ("mamba2_85m_lengen_pile_baseline", []), "vpad": ("mamba2_85m_lengen_pile_vpad", []),
          "weight_decay": ("mamba2_85m_lengen_pile_wd", [])}
 
@@ -375,7 +376,13 @@ SWEEPS = {
                              scale=["wandb.enabled=false", "kernels.liger=false"]),   # the stock path every run of this sweep took
     "copy_confirmatory": Sweep("copy_confirmatory", _COPY, seeds=list(range(100, 124)),   # results/copy_confirmatory/protocol.json
                                seeds_of={"weight_decay": list(range(100, 108)), "pre_norm": list(range(100, 108))},   # exploratory: look 1
-                               scale=["wandb.enabled=false"], replace_diverged=False),   # a diverged run counts as a failure
+                               scale=_CONFIRMATORY_SCALE, replace_diverged=False),   # a diverged run counts as a failure
+    # A second run of each of copy_confirmatory's baseline runs at seeds 100-107 (the same experiment, scale and code path):
+    # with the confirmatory record of its seed it makes a same-seed pair, and the confirmatory baseline's seeds give the
+    # spread between seeds (issue 48: two GPU runs of one seed part from step 150). Its own folder and sweep name, so
+    # the confirmatory study never reads it; no replacement seeds: a replacement would have no first run to pair with.
+    "copy_noise_floor": Sweep("copy_noise_floor", {"baseline": _COPY["baseline"]}, seeds=list(range(100, 108)),
+                              scale=_CONFIRMATORY_SCALE, replace_diverged=False),
     "position_85m": Sweep("position_85m", {**_TEXT, "pre_linear": ("mamba2_85m_lengen_pile_pre_linear", []),   # + the positive control:
                                            "state_noise": ("mamba2_85m_lengen_pile_state_noise", []),   # noisy and passed initial
                                            "state_passing": ("mamba2_85m_lengen_pile_state_passing", [])},   # states (Buitrago & Gu)
