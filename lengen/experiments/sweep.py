@@ -379,7 +379,7 @@ SWEEPS = {
                                scale=_CONFIRMATORY_SCALE, replace_diverged=False),   # a diverged run counts as a failure
     # A second run of each of copy_confirmatory's baseline runs at seeds 100-107 (the same experiment, scale and code path):
     # with the confirmatory record of its seed it makes a same-seed pair, and the confirmatory baseline's seeds give the
-    # spread between seeds (issue 48: two GPU runs of one seed part from step 150). Its own folder and sweep name, so
+    # spread between seeds (two GPU runs of one seed part from step 150). Its own folder and sweep name, so
     # the confirmatory study never reads it; no replacement seeds: a replacement would have no first run to pair with.
     "copy_noise_floor": Sweep("copy_noise_floor", {"baseline": _COPY["baseline"]}, seeds=list(range(100, 108)),
                               scale=_CONFIRMATORY_SCALE, replace_diverged=False),
