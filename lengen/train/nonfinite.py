@@ -11,6 +11,7 @@ from torch import nn
 from torch.utils._pytree import tree_leaves
 from transformers import TrainerCallback
 
+from ..models.mamba2.packed import observer
 from ..ops.cuda_graphs import warming_up
 from .divergence import finite_flags
 
@@ -68,8 +69,8 @@ class NonfiniteTrace(TrainerCallback):
             for p in m.parameters(recurse=False): owned.setdefault(id(p), (p, index[id(m)]))
         self.params, self.owner_index = [p for p, _ in owned.values()], [k for _, k in owned.values()]
         self.handles = [h for k, (_, m) in enumerate(modules) for h in
-                        (m.register_forward_pre_hook(functools.partial(self._inputs, k), with_kwargs=True),
-                         m.register_forward_hook(functools.partial(self._outputs, k)))]
+                        (m.register_forward_pre_hook(observer(functools.partial(self._inputs, k)), with_kwargs=True),
+                         m.register_forward_hook(observer(functools.partial(self._outputs, k))))]
         self.handles += [p.register_post_accumulate_grad_hook(functools.partial(self._weight_grad, k))
                          for p, k in zip(self.params, self.owner_index) if p.requires_grad]
         self.allocate(self.params[0].device if self.params else torch.device("cpu"))

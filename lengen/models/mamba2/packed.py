@@ -10,8 +10,8 @@ from torch import nn
 from transformers.models.mamba2.modeling_mamba2 import Mamba2CausalLMOutput
 
 # %% auto #0
-__all__ = ['segment_layout', 'mixer_reference', 'fused_available', 'hooked', 'uses_fused', 'mixer_fused', 'packed_mixer_forward',
-           'packed_block_forward', 'packed_lm_forward', 'apply_packed']
+__all__ = ['segment_layout', 'mixer_reference', 'fused_available', 'observer', 'hooked', 'uses_fused', 'mixer_fused',
+           'packed_mixer_forward', 'packed_block_forward', 'packed_lm_forward', 'apply_packed']
 
 # %% ../../../nbs/models/mamba2/01_packed.ipynb #657f6c8b
 def segment_layout(seq_idx:torch.Tensor, # (1, T) sequence index of each token, 0, 1, ... in order
@@ -41,7 +41,14 @@ def fused_available(x:torch.Tensor) -> bool:
     return x.is_cuda and importlib.util.find_spec("mamba_ssm") is not None
 
 # %% ../../../nbs/models/mamba2/01_packed.ipynb #2dfed133
-def hooked(m:nn.Module) -> bool: return bool(m._forward_hooks or m._forward_pre_hooks)
+def observer(hook): # a forward hook or pre-hook that only watches: it changes nothing the module computes
+    "Mark `hook` as an observer: `hooked` does not count it, so a fused op may absorb the module it is on (it then does not fire)."
+    hook.observes_only = True
+    return hook
+
+def hooked(m:nn.Module) -> bool:
+    "Whether `m` has a forward hook or pre-hook that is not an `observer`."
+    return any(not getattr(h, "observes_only", False) for h in (*m._forward_hooks.values(), *m._forward_pre_hooks.values()))
 
 # %% ../../../nbs/models/mamba2/01_packed.ipynb #3eebca7b
 def uses_fused(mixer:nn.Module, x:torch.Tensor) -> bool:
