@@ -19,6 +19,7 @@ from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_w
 from ..eval.common import eval_device
 from ..io import check_output_file, json_text, run_cli, write_json
 from ..models.build import add_run_modules, attn_kwargs, run_config
+from ..train.progress import peak_gpu_gib
 from ..train.trainer import _collator, cache_triton_autotuning, prepare_model, run_training
 from ..models.architecture import fused_kernels
 
@@ -230,7 +231,7 @@ def bench_training(experiment:str|None, # a shipped experiment
             "overall_step_s": overall, "bare_step_s": bare, "train_tokens_per_s_steady": steady_tok,
             "train_tokens_per_s_overall": overall_tok, "bare_tokens_per_s": bare_tok, "ratio_steady": steady_tok / bare_tok,
             "ratio_overall": overall_tok / bare_tok, "step_end_times": [round(t, 3) for t in clock.clock], "logged_loss": clock.losses,
-            "peak_reserved_gib": round(torch.cuda.max_memory_reserved(dev) / 2**30, 2) if dev.type == "cuda" else None}
+            "peak_reserved_gib": peak_gpu_gib() if dev.type == "cuda" else None}
 
 # %% ../../nbs/experiments/01_bench.ipynb #c67a2018
 def main(argv=None) -> int:
