@@ -198,9 +198,9 @@ def paths(tmp_path_factory) -> dict:
 @pytest.fixture(autouse=True)
 def nothing_runs(monkeypatch):
     "A case that got through would start a sweep's training processes: they fail the test instead."
-    sweep, throughput = (importlib.import_module(f"lengen.experiments.{m}") for m in ("sweep", "throughput"))
+    launch, throughput = (importlib.import_module(f"lengen.experiments.{m}") for m in ("launch", "throughput"))
     def started(*a, **k): raise AssertionError("a run was started")
-    for module, name in ((sweep, "run_one"), (throughput, "concurrent_throughput"), (sweep, "launch_sweep")): monkeypatch.setattr(module, name, started)
+    for module, name in ((launch, "run_one"), (throughput, "concurrent_throughput"), (launch, "launch_sweep")): monkeypatch.setattr(module, name, started)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1"); monkeypatch.setenv("TQDM_DISABLE", "1")
 
 
@@ -223,12 +223,12 @@ def test_sweep_refuses_runs_that_do_not_fit(paths, monkeypatch):
     """Five shipped copy runs on one GPU of 79.2 GiB (made up, as nvidia-smi would report it), a record of another sweep
     holding the baseline's peak of 20.1 GiB: four at once are refused in one paragraph that names `--max-parallel`, the
     largest count that fits, the peak and its record; auto with no peak recorded is refused, naming the experiments."""
-    sweep = importlib.import_module("lengen.experiments.sweep")
-    monkeypatch.setattr(sweep, "visible_gpus", lambda: ["0"])
-    monkeypatch.setattr(sweep, "gpu_memory_gib", lambda gpus: [79.2] * len(gpus))
+    launch = importlib.import_module("lengen.experiments.launch")
+    monkeypatch.setattr(launch, "visible_gpus", lambda: ["0"])
+    monkeypatch.setattr(launch, "gpu_memory_gib", lambda gpus: [79.2] * len(gpus))
     tmp = Path(paths["tmp"])
     baseline = "copy_jelassi_mamba2_45m_baseline"   # at its shipped size (`run_shape`): the runs' own
-    write_json({**fake_result("copy_full_scale", "baseline", 3), "experiment": baseline, **sweep.run_shape(baseline), "peak_gpu_gib": 20.1},
+    write_json({**fake_result("copy_full_scale", "baseline", 3), "experiment": baseline, **launch.run_shape(baseline), "peak_gpu_gib": 20.1},
                tmp/"fit_res"/"copy_full_scale"/"baseline-seed3.json")
     def sweep_with(root, *argv):
         return call_cli(entry("lengen_sweep"), "copy_confirmatory", "--seeds", "100", "--results-root", root, "--work-root", tmp/"fit_work", *argv)

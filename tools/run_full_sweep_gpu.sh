@@ -47,7 +47,7 @@ running() { [ -f "$W/sweep.pid" ] && kill -0 "$(cat "$W/sweep.pid")" 2>/dev/null
 progress() {   # one line per run from its progress file (lengen.train.progress), the GPU's memory, the sweep's last lines
   local began; began=$(cat "$W/started" 2>/dev/null || date +%s)
   echo "--- $(date +%H:%M:%S): $(awk -v s="$began" -v n="$(date +%s)" 'BEGIN { printf "%.1f", (n - s) / 60 }') min into the wave"
-  python3 -m lengen.experiments.sweep --progress --work-root "$W/runs" --results-root "$W/results"
+  python3 -m lengen.experiments.launch --progress --work-root "$W/runs" --results-root "$W/results"
   nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu --format=csv,noheader 2>/dev/null | sed 's/^/GPU memory used, total; utilization: /'
   grep -m1 "^GPU memory: " "$W/sweep.log" 2>/dev/null   # how many runs fit, or that it is unchecked (lengen_sweep's fit check)
   tail -n 4 "$W/sweep.log" 2>/dev/null
@@ -73,7 +73,7 @@ case $MODE in
   start)
     if running; then echo "a sweep is running already (pid $(cat "$W/sweep.pid")): waiting on it"
     else
-      python3 -m lengen.experiments.sweep ${SWEEPS:-copy_full_scale} ${SWEEP_ARGS:-} --check --results-root "$W/results" --work-root "$W/runs" \
+      python3 -m lengen.experiments.launch ${SWEEPS:-copy_full_scale} ${SWEEP_ARGS:-} --check --results-root "$W/results" --work-root "$W/runs" \
         || { echo "the sweep's runs do not compose here (above): a missing corpus arrives by 'receive' calls; a bad option is in SWEEP_ARGS"; exit 2; }
       for s in ${SWEEPS:-copy_full_scale}; do   # the committed results: the sweep skips those runs
         mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
@@ -84,7 +84,7 @@ case $MODE in
       LIMIT=${TIME_LIMIT:-$(( FIRST_CALL + ${MACHINE_SECONDS:-1500} - $(date +%s) ))}
       [ "$LIMIT" -ge 60 ] || { echo "TIME_LIMIT: $LIMIT s left of MACHINE_SECONDS on this machine, too few for a run"; exit 2; }
       echo "the sweep may run $LIMIT s (it began $(( $(date +%s) - FIRST_CALL )) s after this machine's first call)"
-      setsid nohup python3 -m lengen.experiments.sweep ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-4}" \
+      setsid nohup python3 -m lengen.experiments.launch ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-4}" \
         --time-limit "$LIMIT" --min-left "${MIN_LEFT:-1200}" --results-root "$W/results" --work-root "$W/runs" \
         ${SWEEP_ARGS:-} > "$W/sweep.log" 2>&1 < /dev/null &
       echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, --max-parallel ${MAX_PARALLEL:-4}"
@@ -102,7 +102,7 @@ case $MODE in
     else python3 -m lengen.corpus unpack --parts /tmp/parts --out "$CORPUS" --rows-block 64 128 256 512 && ls "$CORPUS"; fi ;;   # rows64/ ... rows512/: the shorter rows some sweeps train on
   stop) running && kill -- "-$(cat "$W/sweep.pid")"; sleep 5; pack ;;   # the sweep's process group: its runs too
   throughput)
-    timeout 570 python3 -m lengen.experiments.sweep --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \
+    timeout 570 python3 -m lengen.experiments.launch --throughput "${THROUGHPUT_EXPERIMENT:-copy_jelassi_mamba2_45m_vpad}" \
       --runs "${THROUGHPUT_RUNS:-1,4,6}" $MPSFLAG --steps "${THROUGHPUT_STEPS:-500}" ${SWEEP_ARGS:-} \
       --out "$W/sweep_throughput_h200.json" > "$OUT/throughput.log" 2>&1
     echo "throughput rc=$?"; tail -n 5 "$OUT/throughput.log"
