@@ -20,9 +20,9 @@ from .config import CONF_DIR, ConfigError
 __all__ = ['WRITE_FAULTS', 'NO_SPACE_WORDS', 'CUT_SHORT_WORDS', 'PLOTLY_JS', 'LOG_INTERVAL', 'LOCK_FILE', 'SOURCE_COMMIT_VAR',
            'PROVENANCE_PACKAGES', 'file_mode', 'write_fault', 'size_text', 'tensor_bytes', 'free_space', 'disk_faults',
            'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'tidy_folders', 'run_cli',
-           'parse_lengths', 'whole_number', 'progress_bar', 'check_writable', 'check_output_file', 'folder_lock',
-           'refuse_overwrite', 'output_dir_for', 'call_cli', 'folder_state', 'log_tail', 'repo_root', 'repo_relative',
-           'relative_override', 'source_commit', 'package_versions', 'device_name', 'provenance']
+           'moved_command', 'parse_lengths', 'whole_number', 'progress_bar', 'check_writable', 'check_output_file',
+           'folder_lock', 'refuse_overwrite', 'output_dir_for', 'call_cli', 'folder_state', 'log_tail', 'repo_root',
+           'repo_relative', 'relative_override', 'source_commit', 'package_versions', 'device_name', 'provenance']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -159,6 +159,14 @@ def run_cli(prog:str, # the command's name, prefixed to the message
         print(f"{prog}: {e}", file=sys.stderr)
         return e.exit_status
     return 0
+
+# %% ../nbs/core/01_io.ipynb #040c5aff
+def moved_command(module:str, # the module a script runs with `python -m`, whose command line has moved
+                  command:str, # where it went, e.g. "lengen.train.cli (`lengen_train ...`)"
+                 ) -> int:
+    "Say on stderr that `python -m module` runs nothing now and where the command is; returns 2 (a wrong invocation)."
+    print(f"python -m {module} runs nothing: the command line is {command}, with the same arguments", file=sys.stderr)
+    return 2
 
 # %% ../nbs/core/01_io.ipynb #7cac51d7
 def parse_lengths(spec:str, # comma-separated lengths, e.g. "10,25,50"

@@ -18,7 +18,7 @@ from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_t
                          packed_rows_collator, packed_text, packing_collator, padding_collator, streamed)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from .divergence import Diverged, DivergenceGuard, diverged_record, finite_weights
-from ..io import check_writable, disk_faults, folder_lock, provenance, share_files, tensor_bytes, write_json
+from ..io import check_writable, disk_faults, folder_lock, moved_command, provenance, share_files, tensor_bytes, write_json
 from ..checkpoints import (RESUME_HISTORY, _checkpoints, check_resume_config, checkpoint_problem, checkpoint_step, latest_checkpoint,
                                 resolve_checkpoint, resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
 from ..models.compat import checkpointing_argument
@@ -455,5 +455,4 @@ def run_finished(output_dir) -> bool:
 
 # %% ../../nbs/train/00_trainer.ipynb #d039224d
 if __name__ == "__main__" and not in_ipython():
-    print("python -m lengen.train.trainer trains nothing: the command line is lengen.train.cli (`lengen_train ...` or "
-          "`python -m lengen.train.cli ...`, the same arguments)", file=sys.stderr); sys.exit(2)
+    sys.exit(moved_command("lengen.train.trainer", "lengen.train.cli (`lengen_train ...` or `python -m lengen.train.cli ...`)"))
