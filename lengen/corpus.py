@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import datasets
 from tokenizers import Tokenizer
 
-from .config import ConfigError, in_ipython
+from .config import ConfigError
+from .compose import in_ipython
 from .contamination import (CHECK_METHOD, NEAR_COPY, OVERLAP_SAMPLE, SHINGLE_LINES, contamination, fake_text, heldout_mutual,
                                   overlap_distribution, shingle_index)
 from .corpus_parts import (DOC_END, ENCODE_BATCH, PACK_BATCH_DOCS, PROG, ROW_FILTERS, ROW_PARTS, TEXT_PARTS, TRAIN_NAMES, XZ_PRESET,

@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tokenizers import Tokenizer
 
-from .config import ConfigError, compose_config
+from .config import ConfigError
+from .compose import compose_config
 from .contamination import contamination, shingle_index
 from .data import EOT, build_tokenizer, build_train_dataset
 

@@ -1,6 +1,6 @@
 """lengen's modules depend one way, layer by layer, and never in a circle — function-level imports included.
 
-Layers, bottom to top: config (with features, the run-feature registry it reads) → io, checkpoints → data (and the corpus builder: contamination, corpus_parts, corpus), models, ops → regularizers → eval → train → experiments.
+Layers, bottom to top: config (with checks and compose, and features, the run-feature registry they read) → io, checkpoints → data (and the corpus builder: contamination, corpus_parts, corpus), models, ops → regularizers → eval → train → experiments.
 A module may import its own layer or those below it; nothing imports a layer above it (`lengen` itself, the lazy
 top-level API, sits above them all). The notebooks' prose and saved outputs name only modules that exist.
 """
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "lengen"
-LAYERS = [["config", "features", "showdoc"], ["io", "checkpoints"], ["data", "contamination", "corpus_parts", "corpus", "models", "ops"], ["regularizers"], ["eval"], ["train"], ["experiments"]]
+LAYERS = [["config", "checks", "compose", "features", "showdoc"], ["io", "checkpoints"], ["data", "contamination", "corpus_parts", "corpus", "models", "ops"], ["regularizers"], ["eval"], ["train"], ["experiments"]]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 
 

@@ -56,7 +56,7 @@ for s in ${STAGES:-prof chunk evalt mps4 mps8}; do
     chunk) for c in 256 128 64; do bench chunk$c $NOEVAL --set arch.chunk_size=$c; done ;;
     evalt) timeout 300 python3 - > $L/evalt.log 2>&1 <<'PY'
 import time, torch
-from lengen.config import compose_config
+from lengen.compose import compose_config
 from lengen.data import build_tokenizer
 from lengen.models.build import build_model
 from lengen.eval.copy_task import evaluate_copy

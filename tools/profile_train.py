@@ -45,7 +45,7 @@ def main(argv=None):
     p.add_argument("--at", type=int, default=100); p.add_argument("--steps", type=int, default=20)
     p.add_argument("--out", default="prof")
     a = p.parse_args(argv)
-    from lengen.config import compose_config
+    from lengen.compose import compose_config
     from lengen.train.trainer import run_training
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     cfg = compose_config(a.experiment, [*a.set, f"output_dir={tempfile.mkdtemp(prefix='lengen_prof_')}", "wandb.enabled=false"])

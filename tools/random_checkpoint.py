@@ -9,7 +9,7 @@ so that `lengen.load_model` and the evaluation commands load it as they load tha
 """
 import sys, torch
 from transformers import AutoModelForCausalLM
-from lengen.config import compose_config
+from lengen.compose import compose_config
 from lengen.data import small_bpe_tokenizer
 from lengen.experiments.bench import SHAPES
 from lengen.models.build import add_run_modules, run_config

@@ -12,7 +12,8 @@ import plotly.graph_objects as go
 import torch
 from transformers import AutoConfig
 
-from ..config import ConfigError, EVAL_METRICS, check_count
+from ..config import ConfigError
+from ..checks import EVAL_METRICS, check_count
 from ..data import copy_example, copy_example_length, copy_string
 from ..ops.decode import greedy_decode
 from ..io import check_writable, output_dir_for, parse_lengths, progress_bar, refuse_overwrite, run_cli, write_figure, write_json

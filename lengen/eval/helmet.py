@@ -15,7 +15,8 @@ from transformers import AutoConfig, AutoTokenizer
 from packaging.version import parse as parse_version
 from huggingface_hub import snapshot_download
 
-from ..config import ConfigError, check_count, check_number
+from ..config import ConfigError
+from ..checks import check_count, check_number
 from ..io import atomic_write, check_output_file, check_writable, disk_faults, output_dir_for, run_cli
 from .common import checked_tokenizer, eval_device
 from ..checkpoints import resolve_checkpoint

@@ -12,7 +12,7 @@ from typing import Callable
 import datasets
 from transformers import TrainerCallback
 
-from ..config import EVAL_METRICS
+from ..checks import EVAL_METRICS
 from ..io import repo_relative, write_json
 from .copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
 from .position import eval_checkpoints_from_config, eval_extra_from_config

@@ -12,7 +12,9 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from ..config import ConfigError, check_count, check_number, in_ipython
+from ..config import ConfigError
+from ..checks import check_count, check_number
+from ..compose import in_ipython
 from ..io import atomic_write, check_writable, disk_faults, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint
 from .common import checked_tokenizer

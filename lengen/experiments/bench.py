@@ -13,7 +13,9 @@ from transformers import TrainerCallback, SmolLM3Config, Mamba2Config, AutoModel
 
 from omegaconf import OmegaConf
 
-from ..config import ConfigError, check_count, check_number, compose_config, group_options, in_ipython
+from ..config import ConfigError
+from ..checks import check_count, check_number
+from ..compose import compose_config, group_options, in_ipython
 from ..features import bench_variants, run_features, vocabulary
 from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_world
 from ..eval.common import eval_device

@@ -19,8 +19,9 @@ from hydra.types import HydraContext, RunMode
 from omegaconf.errors import OmegaConfBaseException
 import yaml
 
-from ..config import (CONF_DIR, JOB_NAME, ConfigError, check_count, check_number, compose_config, in_ipython, launcher_defaults,
-                           register_schema)
+from ..config import ConfigError
+from ..checks import check_count, check_number
+from ..compose import CONF_DIR, JOB_NAME, compose_config, hydra_error, in_ipython, launcher_defaults, register_schema
 from ..train.progress import PROGRESS_FILE, progress_line
 from ..train.cli import runs_status, train_job
 from ..train.trainer import run_finished
@@ -250,7 +251,7 @@ def launch_sweep(specs:list[RunSpec], # the runs to launch (those with results a
             sweeper = Plugins.instance().instantiate_sweeper(config=cfg, hydra_context=context,
                                                              task_function=partial(train_job, place=in_given_folder))
             returns = sweeper.launcher.launch(jobs, initial_job_idx=0)
-    except (HydraException, OmegaConfBaseException) as e: raise ConfigError.from_hydra(e) from None
+    except (HydraException, OmegaConfBaseException) as e: raise hydra_error(e) from None
     finally: GlobalHydra.instance().clear()
     return [r.return_value for r in returns]
 

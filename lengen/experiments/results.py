@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.colors as pc, plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..config import EVAL_METRICS
+from ..checks import EVAL_METRICS
 from ..eval.position import context_windows, window_ce
 
 # %% auto #0

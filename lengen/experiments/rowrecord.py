@@ -10,7 +10,7 @@ from pathlib import Path
 from torch.distributed.fsdp import FSDPModule
 from transformers import TrainerCallback
 
-from ..config import compose_config, in_ipython
+from ..compose import compose_config, in_ipython
 from ..io import run_cli, write_json
 from ..models.architecture import decoder_blocks
 from ..train.cli import parse_argv

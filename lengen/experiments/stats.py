@@ -35,7 +35,7 @@ def run_id(record:dict) -> str:
 
 def last_k_curve(record:dict, # a copy-task results record with in-training evaluations (`copy.curve`)
                  k:int=3, # how many of the last evaluation steps to average
-                 metric:str="exact_match_accuracy", # one of `lengen.config.EVAL_METRICS`
+                 metric:str="exact_match_accuracy", # one of `lengen.checks.EVAL_METRICS`
                 ) -> dict[int, float]:
     "Per string length, the mean of `metric` over the run's last `k` in-training evaluation steps."
     curve = record.get("copy", {}).get("curve", [])

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/experiments/00_sweep.ipynb #26632131
 from __future__ import annotations
-import json, re
+import json, re, sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -16,7 +16,8 @@ from ..features import regularizer_record
 from ..eval.in_run import evaluation_record
 from ..checkpoints import latest_checkpoint
 from ..corpus_parts import corpus_identity
-from ..io import device_name, relative_override, repo_root, write_json
+from ..compose import in_ipython
+from ..io import device_name, moved_command, relative_override, repo_root, write_json
 from .results import record_diverged
 
 # %% auto #0
@@ -225,3 +226,7 @@ def sweep_specs(names:list[str], seeds=None, full_scale:bool=False, data_root=No
     specs = [replace(s, overrides=(*s.overrides, *extra))
              for n in names for s in SWEEPS[n].specs(seeds, [] if full_scale else None, data_root) if not only or s.name in only]
     return sorted(specs, key=lambda s: (s.seed, only.index(s.name))) if only else specs
+
+# %% ../../nbs/experiments/00_sweep.ipynb #1af4594e
+if __name__ == "__main__" and not in_ipython():
+    sys.exit(moved_command("lengen.experiments.sweep", "lengen.experiments.launch (`lengen_sweep ...` or `python -m lengen.experiments.launch ...`)"))

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import ConfigError, compose_config
+from ..config import ConfigError
+from ..compose import compose_config
 from ..io import device_name, log_tail, relative_override
 from .gpu_share import child_env, mps_daemon
 from .results import fmt_stats, seed_stats

@@ -12,7 +12,8 @@ from omegaconf import OmegaConf
 from safetensors.torch import save_file
 from transformers import Mamba2Config, Mamba2ForCausalLM, SmolLM3Config, SmolLM3ForCausalLM
 
-from ..config import ArchConfig, compose_config
+from ..config import ArchConfig
+from ..compose import compose_config
 from ..data import char_tokenizer, small_bpe_tokenizer
 from .architecture import prepare
 from .mamba2.model import mamba2_config, mamba2_reference_init

@@ -8,7 +8,8 @@ import torch, torch.nn.functional as F
 from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, find_packed_sequence_indices, flash_attention_mask
 import functools
-from ..config import ConfigError, check_window_kernel
+from ..config import ConfigError
+from ..checks import check_window_kernel
 
 # %% auto #0
 __all__ = ['flash_kernel', 'WINDOW_SDPA', 'KERNEL_DEVICES', 'window_mask', 'masked_sdpa', 'packed_lengths', 'packed_documents',

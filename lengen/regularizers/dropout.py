@@ -13,7 +13,9 @@ import torch.nn.functional as F
 from torch import nn, Tensor
 from omegaconf import DictConfig
 
-from ..config import ConfigError, parse_layers, parse_letters, resolve_aliases
+from ..config import ConfigError
+from ..checks import parse_layers, parse_letters
+from ..compose import resolve_aliases
 from ..models.compat import FUSED_SPLIT_OP
 from ..models.architecture import Architecture, find_blocks, has_submodule
 from ..ops.vpad_kernel import VPAD_EPS, fused_vpad_available, vpad_fused

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn, Tensor
 
-from ..config import check_number
+from ..checks import check_number
 from ..features import RunFeature, Setting
 
 # %% auto #0

@@ -11,8 +11,10 @@ import datasets, transformers
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from ..config import (CFG_KINDS, GROUPS, MULTIRUN_OVERRIDE, ConfigError, compose_config, finish_config, group_options, in_ipython,
-                           job_dirname, run_multirun, show_config, sweep_jobs, validate_config)
+from ..config import ConfigError
+from ..checks import validate_config
+from ..compose import (CFG_KINDS, GROUPS, MULTIRUN_OVERRIDE, compose_config, finish_config, group_options, in_ipython,
+                            job_dirname, run_multirun, show_config, sweep_jobs)
 from ..data import rank_and_world
 from ..io import tidy_folders
 from ..checkpoints import _checkpoints, checkpoint_step, latest_checkpoint
@@ -210,7 +212,7 @@ def sites_main(argv:list[str]|None=None) -> int:
 
 # %% ../../nbs/train/05_cli.ipynb #d010f4f5
 def job_config(cfg, # a multirun job's composed config
-               job:list[str], # its overrides (`lengen.config.sweep_jobs`)
+               job:list[str], # its overrides (`lengen.compose.sweep_jobs`)
               ) -> DictConfig:
     "The job's config: its own folder inside `output_dir`, and `resume_from_checkpoint=auto` unless it says otherwise (so a job started again continues)."
     if cfg.overwrite_output_dir:

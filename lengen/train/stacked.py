@@ -13,7 +13,9 @@ from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import load_file
 from transformers import get_scheduler
 
-from ..config import ConfigError, EVAL_METRICS, resolve_aliases
+from ..config import ConfigError
+from ..checks import EVAL_METRICS
+from ..compose import resolve_aliases
 from ..features import run_features
 from ..data import CopyTaskDataset, build_tokenizer, pack_examples
 from ..io import folder_lock, provenance, share_files, tensor_bytes, write_json

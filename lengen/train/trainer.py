@@ -13,7 +13,8 @@ from omegaconf import OmegaConf
 from transformers import AutoConfig, Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from ..config import ConfigError, in_ipython
+from ..config import ConfigError
+from ..compose import in_ipython
 from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, copy_row_length, data_workers,
                          packed_rows_collator, packed_text, packing_collator, padding_collator, streamed)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class

@@ -4,7 +4,7 @@
 "
 import sys, time, json, torch
 
-from lengen.config import compose_config
+from lengen.compose import compose_config
 from lengen.train.stacked import train_stack
 K, steps, setting = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 t0 = time.time(); marks = []

@@ -23,7 +23,7 @@ import torch
 import transformers
 from safetensors import safe_open
 
-from lengen.config import compose_config
+from lengen.compose import compose_config
 from lengen.models.build import load_model
 from lengen.models.compat import LOAD_KWARGS
 from lengen.models.fixtures import tiny_mamba2
