@@ -15,7 +15,7 @@ from transformers import TrainerCallback
 from ..checks import EVAL_METRICS
 from ..io import repo_relative, write_json
 from .copy_task import evaluate_copy, format_length_table, save_length_eval, score_examples
-from .position import eval_checkpoints_from_config, eval_extra_from_config
+from .position_cli import eval_checkpoints_from_config, eval_extra_from_config
 
 # %% auto #0
 __all__ = ['EVALUATIONS', 'curve_lengths', 'generation_metrics', 'eval_curve', 'GenerationEvalCallback', 'final_copy_eval',

@@ -22,7 +22,8 @@ from ..io import check_writable, parse_lengths, repo_root, run_cli, write_json
 from ..ops import generate as fast_generation
 from ..ops.decode import GreedyDecoder
 from ..eval.common import load_for_eval, measured
-from ..eval.position import evaluate_positions, final_hidden
+from ..eval.position import final_hidden
+from ..eval.position_cli import evaluate_positions
 from ..eval.lm import evaluate_lm
 from ..eval.helmet import helmet_src_dir, import_helmet, run_helmet
 

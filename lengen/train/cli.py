@@ -21,7 +21,7 @@ from ..checkpoints import _checkpoints, checkpoint_step, latest_checkpoint
 from ..features import DROPOUT_FAMILY, run_features
 from ..regularizers.dropout import format_sites, resolve_sites
 from ..models.build import model_skeleton
-from ..eval.position import check_eval_extra, eval_checkpoints_from_config, eval_extra_from_config
+from ..eval.position_cli import check_eval_extra, eval_checkpoints_from_config, eval_extra_from_config
 from .divergence import DIVERGED_EXIT, Diverged, diverged_record
 from .trainer import run_finished, run_training
 from .stacked import train_stack
