@@ -14,14 +14,15 @@ from .stats import (check_code_paths, compare_settings, completed_runs, distinct
                                       setting_groups, t_interval)
 
 # %% auto #0
-__all__ = ['FAILURE_MARGIN', 'FAILURE_SEEDS', 'FAILURE_RISE', 'RULE_DATES', 'POSITION_METRICS', 'MEMORIZATION_RISE', 'PROTOCOL',
-           'rise_past_length', 'has_window_control', 'bootstrap_ci', 'window_failure', 'failure_past_length',
-           'failure_curve', 'failure_onset', 'memorization_check', 'check_eval_documents', 'failure_over_seeds',
-           'summarize_position', 'failure_sentence', 'configuration_verdict', 'search_status']
+__all__ = ['FAILURE_MARGIN', 'FAILURE_SEEDS', 'SEARCH_BUDGET', 'FAILURE_RISE', 'RULE_DATES', 'POSITION_METRICS',
+           'MEMORIZATION_RISE', 'PROTOCOL', 'rise_past_length', 'has_window_control', 'bootstrap_ci', 'window_failure',
+           'failure_past_length', 'failure_curve', 'failure_onset', 'memorization_check', 'check_eval_documents',
+           'failure_over_seeds', 'summarize_position', 'failure_sentence', 'configuration_verdict', 'search_status']
 
 # %% ../../nbs/experiments/08_failure.ipynb #3c3c0c20
 FAILURE_MARGIN = 0.05   # nats: a seed fails when full − window over [4T, 8T) exceeds this with its interval over documents above 0
 FAILURE_SEEDS = 2       # a configuration fails when at least this many seeds of its baseline fail (results/failure_search/PROTOCOL.md)
+SEARCH_BUDGET = 3      # configurations the search's budget covers: three GPU machines, one each (PROTOCOL.md); later ones need budget left over
 FAILURE_RISE = 0.1      # nats: the rule of 2026-12-03 (a rise_4T_8T this large in every baseline seed), replaced on 2026-12-05
 RULE_DATES = {"rise": "2026-12-03", "window": "2026-12-05"}   # when each rule was fixed
 POSITION_METRICS = {"failure_4T_8T": "full − window over positions [4T, 8T): per held-out document that reaches all of them, its "
@@ -198,6 +199,7 @@ def configuration_verdict(name:str, # a configuration of the search (its own bas
 def search_status(records:list[dict], # the failure search's results records (each configuration its own baseline)
                   order:list[str], # its configurations, in the protocol's order
                   seeds:int=FAILURE_SEEDS, # the seeds planned for each
+                  budget:int=SEARCH_BUDGET, # how many of the first configurations the budget covers (the rest: only on budget left over)
                  ) -> str:
     "The failure search so far, by its stopping rule: each configuration's verdict (`configuration_verdict`) and what comes next; runs of configurations outside `order` are reported apart."
     runs = {n: [r for r in records if r["name"] == n] for n in dict.fromkeys([*order, *(r["name"] for r in records)])}
@@ -210,9 +212,14 @@ def search_status(records:list[dict], # the failure search's results records (ea
             said.append(f"The search stops at {name}, the first configuration in the protocol's order that fails: the regularizers "
                         "are compared there, under a protocol of their own."); break
     else:
-        said.append(f"Next, in the protocol's order: {waiting[0]}" + (f"; then {listing(waiting[1:])}." if waiting[1:] else ".") if waiting else
-                    "Every configuration of the plan has run and none fails by the rule: at these model sizes and token counts the "
-                    "baseline read whole is no worse past its training length than a reader of its training length.")
+        planned, spare = [n for n in waiting if order.index(n) < budget], [n for n in waiting if order.index(n) >= budget]
+        spare_note = f"{listing(spare)} only if budget is left over" if spare else ""
+        no_failure = ("none fails by the rule: at these model sizes and token counts the baseline read whole is no worse past its "
+                      "training length than a reader of its training length")
+        said.append(f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
+                    + (f"; {spare_note}" if spare else "") + "." if planned else
+                    f"The search has ended with its budget spent ({budget} GPU machines, a configuration each): of the configurations run, "
+                    f"{no_failure}. Not run: {listing(spare)} (only on budget left over)." if spare else f"Every configuration of the plan has run and {no_failure}.")
     said += [f"Outside the protocol's plan, so not part of the search: {configuration_verdict(n, rs, seeds)[0]}" for n, rs in runs.items() if n not in order]
     return "\n\n".join(said)
 
