@@ -23,8 +23,8 @@ from .checks import validate_config
 # %% auto #0
 __all__ = ['CONF_DIR', 'GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE', 'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES', 'TIMEOUT_REQUEUES',
            'CFG_KINDS', 'register_schema', 'group_options', 'list_experiments', 'experiment_pair', 'hydra_error',
-           'compose_config', 'in_ipython', 'resolve_aliases', 'check_experiment_pair', 'finish_config', 'sweep_jobs',
-           'job_dirname', 'launcher_defaults', 'show_config', 'run_multirun']
+           'compose_config', 'resolve_aliases', 'check_experiment_pair', 'finish_config', 'sweep_jobs', 'job_dirname',
+           'launcher_defaults', 'show_config', 'run_multirun']
 
 # %% ../nbs/core/10_compose.ipynb #e3195dd6
 def _checkout_conf_dir() -> Path:
@@ -135,12 +135,6 @@ def compose_config(experiment:str|None=None, # name of a file in conf/experiment
     if hydra:
         with open_dict(cfg): cfg.hydra = hydra_node
     return validate_config(cfg) if validate else cfg
-
-# %% ../nbs/core/10_compose.ipynb #23ca9398
-def in_ipython() -> bool:
-    "True inside IPython/Jupyter (where `__name__ == '__main__'` does not mean a script)."
-    try: get_ipython(); return True  # noqa: F821
-    except NameError: return False
 
 # %% ../nbs/core/10_compose.ipynb #7078a0f3
 def resolve_aliases(cfg:DictConfig) -> DictConfig:

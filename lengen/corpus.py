@@ -14,13 +14,12 @@ import datasets
 from tokenizers import Tokenizer
 
 from .config import ConfigError
-from .compose import in_ipython
 from .contamination import (CHECK_METHOD, NEAR_COPY, OVERLAP_SAMPLE, SHINGLE_LINES, contamination, fake_text, heldout_mutual,
                                   overlap_distribution, shingle_index)
 from .corpus_parts import (DOC_END, ENCODE_BATCH, PACK_BATCH_DOCS, PROG, ROW_FILTERS, ROW_PARTS, TEXT_PARTS, TRAIN_NAMES, XZ_PRESET,
                                  check_corpus, pack_rows, pack_token_rows, sha256, time_packing, unpack, write_rows, write_xz_parts)
 from .data import EOT, train_byte_bpe
-from .io import check_output_file, check_writable, run_cli, whole_number
+from .io import check_output_file, check_writable, in_ipython, run_cli, whole_number
 
 # %% auto #0
 __all__ = ['DEFAULT_SOURCE', 'PRESETS', 'PYTHON_DOC_PAGES', 'KERNEL_DOC_PAGES', 'KERNEL_TARBALL', 'PACKAGES', 'PICTURE_SUFFIXES',

@@ -21,9 +21,10 @@ from .compose import CONF_DIR
 __all__ = ['WRITE_FAULTS', 'NO_SPACE_WORDS', 'CUT_SHORT_WORDS', 'PLOTLY_JS', 'LOG_INTERVAL', 'LOCK_FILE', 'SOURCE_COMMIT_VAR',
            'PROVENANCE_PACKAGES', 'file_mode', 'write_fault', 'size_text', 'tensor_bytes', 'free_space', 'disk_faults',
            'atomic_write', 'share_files', 'json_text', 'write_json', 'write_figure', 'tidy_folders', 'run_cli',
-           'moved_command', 'parse_lengths', 'whole_number', 'progress_bar', 'check_writable', 'check_output_file',
-           'folder_lock', 'refuse_overwrite', 'output_dir_for', 'call_cli', 'folder_state', 'log_tail', 'repo_root',
-           'repo_relative', 'relative_override', 'source_commit', 'package_versions', 'device_name', 'provenance']
+           'in_ipython', 'moved_command', 'parse_lengths', 'whole_number', 'progress_bar', 'check_writable',
+           'check_output_file', 'folder_lock', 'refuse_overwrite', 'output_dir_for', 'call_cli', 'folder_state',
+           'log_tail', 'repo_root', 'repo_relative', 'relative_override', 'source_commit', 'package_versions',
+           'device_name', 'provenance']
 
 # %% ../nbs/core/01_io.ipynb #4c19b80f
 def file_mode() -> int:
@@ -160,6 +161,12 @@ def run_cli(prog:str, # the command's name, prefixed to the message
         print(f"{prog}: {e}", file=sys.stderr)
         return e.exit_status
     return 0
+
+# %% ../nbs/core/01_io.ipynb #23ca9398
+def in_ipython() -> bool:
+    "True inside IPython/Jupyter (where `__name__ == '__main__'` does not mean a script)."
+    try: get_ipython(); return True  # noqa: F821
+    except NameError: return False
 
 # %% ../nbs/core/01_io.ipynb #040c5aff
 def moved_command(module:str, # the module a script runs with `python -m`, whose command line has moved

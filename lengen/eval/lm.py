@@ -14,8 +14,7 @@ import torch
 
 from ..config import ConfigError
 from ..checks import check_count, check_number
-from ..compose import in_ipython
-from ..io import atomic_write, check_writable, disk_faults, run_cli, write_figure, write_json
+from ..io import atomic_write, check_writable, disk_faults, in_ipython, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint
 from .common import checked_tokenizer
 from ..models.build import load_model

@@ -15,11 +15,11 @@ from omegaconf import OmegaConf
 
 from ..config import ConfigError
 from ..checks import check_count, check_number
-from ..compose import compose_config, group_options, in_ipython
+from ..compose import compose_config, group_options
 from ..features import bench_variants, run_features, vocabulary
 from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_world
 from ..eval.common import eval_device
-from ..io import check_output_file, json_text, run_cli, write_json
+from ..io import check_output_file, in_ipython, json_text, run_cli, write_json
 from ..models.build import add_run_modules, attn_kwargs, run_config
 from ..train.progress import peak_gpu_gib
 from ..train.trainer import _collator, cache_triton_autotuning, prepare_model, run_training

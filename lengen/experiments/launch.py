@@ -21,12 +21,12 @@ import yaml
 
 from ..config import ConfigError
 from ..checks import check_count, check_number
-from ..compose import CONF_DIR, JOB_NAME, compose_config, hydra_error, in_ipython, launcher_defaults, register_schema
+from ..compose import CONF_DIR, JOB_NAME, compose_config, hydra_error, launcher_defaults, register_schema
 from ..train.progress import PROGRESS_FILE, progress_line
 from ..train.cli import runs_status, train_job
 from ..train.trainer import run_finished
 from ..train.divergence import DIVERGED_EXIT, diverged_record
-from ..io import check_output_file, check_writable, log_tail, repo_relative, repo_root, run_cli, write_json
+from ..io import check_output_file, check_writable, in_ipython, log_tail, repo_relative, repo_root, run_cli, write_json
 from .sweep import (ARCH_FIELDS, SWEEPS, RunSpec, collect_result, pending, replacements, run_dir, sweep_specs,
                                       write_result)
 from .gpu_share import (PEAK_MARGIN, PROCESS_GIB, GpuPicker, child_env, gpu_memory_gib, mps_daemon, run_gib,

@@ -13,12 +13,11 @@ import numpy as np
 import pandas as pd
 import torch
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
-from fastcore.basics import in_ipython
 from transformers import AutoTokenizer
 
 from ..config import ConfigError
 from ..checkpoints import resolve_checkpoint
-from ..io import check_writable, parse_lengths, repo_root, run_cli, write_json
+from ..io import check_writable, in_ipython, parse_lengths, repo_root, run_cli, write_json
 from ..ops import generate as fast_generation
 from ..ops.decode import GreedyDecoder
 from ..eval.common import load_for_eval, measured

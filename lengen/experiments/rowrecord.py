@@ -10,8 +10,8 @@ from pathlib import Path
 from torch.distributed.fsdp import FSDPModule
 from transformers import TrainerCallback
 
-from ..compose import compose_config, in_ipython
-from ..io import run_cli, write_json
+from ..compose import compose_config
+from ..io import in_ipython, run_cli, write_json
 from ..models.architecture import decoder_blocks
 from ..train.cli import parse_argv
 from ..train.trainer import run_training

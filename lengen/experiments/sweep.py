@@ -16,8 +16,7 @@ from ..features import regularizer_record
 from ..eval.in_run import evaluation_record
 from ..checkpoints import latest_checkpoint
 from ..corpus_parts import corpus_identity
-from ..compose import in_ipython
-from ..io import device_name, moved_command, relative_override, repo_root, write_json
+from ..io import device_name, in_ipython, moved_command, relative_override, repo_root, write_json
 from .results import record_diverged
 
 # %% auto #0

@@ -13,10 +13,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from ..config import ConfigError
 from ..checks import validate_config
-from ..compose import (CFG_KINDS, GROUPS, MULTIRUN_OVERRIDE, compose_config, finish_config, group_options, in_ipython,
+from ..compose import (CFG_KINDS, GROUPS, MULTIRUN_OVERRIDE, compose_config, finish_config, group_options,
                             job_dirname, run_multirun, show_config, sweep_jobs)
 from ..data import rank_and_world
-from ..io import tidy_folders
+from ..io import in_ipython, tidy_folders
 from ..checkpoints import _checkpoints, checkpoint_step, latest_checkpoint
 from ..features import DROPOUT_FAMILY, run_features
 from ..regularizers.dropout import format_sites, resolve_sites

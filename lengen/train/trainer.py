@@ -14,12 +14,11 @@ from transformers import AutoConfig, Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from ..config import ConfigError
-from ..compose import in_ipython
 from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, copy_row_length, data_workers,
                          packed_rows_collator, packed_text, packing_collator, padding_collator, streamed)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from .divergence import Diverged, DivergenceGuard, diverged_record, finite_weights
-from ..io import check_writable, disk_faults, folder_lock, moved_command, provenance, share_files, tensor_bytes, write_json
+from ..io import check_writable, disk_faults, folder_lock, in_ipython, moved_command, provenance, share_files, tensor_bytes, write_json
 from ..checkpoints import (RESUME_HISTORY, _checkpoints, check_resume_config, checkpoint_problem, checkpoint_step, latest_checkpoint,
                                 resolve_checkpoint, resolve_resume, rotate_checkpoints, shape_problem, vocab_problem)
 from ..models.compat import checkpointing_argument
