@@ -46,3 +46,28 @@ def test_importing_lengen_patches_nothing_in_transformers():
     assert "lengen.models.mamba2.model" in res["imported"] and "lengen.ops.packed" in res["imported"], res
     assert res["changed"] == [], res["changed"]   # Mamba2's module globals and its classes' methods, as transformers left them
     assert res["prepared"], "building a Mamba2 no longer makes its ops safe: the test's stand-in op would not notice a patch"
+
+
+DOCS_ONLY = {"lengen/showdoc.py": "renders the docs pages with nbdev (a dev requirement)"}
+
+
+def undeclared_imports(root=ROOT) -> dict:
+    "Each module's module-level imports of a third-party package that settings.ini's `requirements` do not declare (a `try` block: optional)."
+    import ast, configparser, importlib.metadata, re
+    cfg = configparser.ConfigParser(); cfg.read(root/"settings.ini")
+    declared = {re.split(r"[<>=\[ ;!~]", r)[0].lower().replace("_", "-") for r in cfg["DEFAULT"]["requirements"].split()}
+    dists, found = importlib.metadata.packages_distributions(), {}
+    for f in sorted((root/"lengen").rglob("*.py")):
+        rel = str(f.relative_to(root))
+        if f.name == "_modidx.py" or rel in DOCS_ONLY: continue
+        for node in ast.parse(f.read_text()).body:   # module level: what `import lengen.x` runs
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            for top in {n.split(".")[0] for n in names} - set(sys.stdlib_module_names) - {"lengen", "__future__"}:
+                if not {d.lower().replace("_", "-") for d in dists.get(top, [top])} & declared: found.setdefault(rel, []).append(top)
+    return found
+
+
+def test_modules_import_only_declared_requirements():
+    "A user who installs lengen without its extras can import every module: none imports, at its top, a package only a dev or optional extra brings."
+    assert undeclared_imports() == {}, undeclared_imports()
