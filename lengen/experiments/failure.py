@@ -213,13 +213,13 @@ def search_status(records:list[dict], # the failure search's results records (ea
                         "are compared there, under a protocol of their own."); break
     else:
         planned, spare = [n for n in waiting if order.index(n) < budget], [n for n in waiting if order.index(n) >= budget]
-        spare_note = f"{listing(spare)} only if budget is left over" if spare else ""
         no_failure = ("none fails by the rule: at these model sizes and token counts the baseline read whole is no worse past its "
                       "training length than a reader of its training length")
-        said.append(f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
-                    + (f"; {spare_note}" if spare else "") + "." if planned else
-                    f"The search has ended with its budget spent ({budget} GPU machines, a configuration each): of the configurations run, "
-                    f"{no_failure}. Not run: {listing(spare)} (only on budget left over)." if spare else f"Every configuration of the plan has run and {no_failure}.")
+        if planned: said.append(f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
+                                + (f"; {listing(spare)} only if budget is left over" if spare else "") + ".")
+        elif spare: said.append(f"The search has ended with its budget spent ({budget} GPU machines, a configuration each): of the "
+                                f"configurations run, {no_failure}. Not run: {listing(spare)} (only on budget left over).")
+        else: said.append(f"Every configuration of the plan has run and {no_failure}.")
     said += [f"Outside the protocol's plan, so not part of the search: {configuration_verdict(n, rs, seeds)[0]}" for n, rs in runs.items() if n not in order]
     return "\n\n".join(said)
 
