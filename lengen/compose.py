@@ -5,7 +5,6 @@
 # %% ../nbs/core/10_compose.ipynb #4c605611
 from __future__ import annotations
 import dataclasses, hashlib, re
-from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper   # Hydra's own sweep expansion (hydra-core is pinned below 1.4)
@@ -17,22 +16,14 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import InterpolationToMissingValueError, OmegaConfBaseException
 import yaml
 
-from .config import ComposedConfig, ConfigError, TrainingConfig, field_default, plugin_sections, run_schema
+from .config import CONF_DIR, ComposedConfig, ConfigError, TrainingConfig, field_default, plugin_sections, run_schema
 from .checks import validate_config
 
 # %% auto #0
-__all__ = ['CONF_DIR', 'GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE', 'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES', 'TIMEOUT_REQUEUES',
-           'CFG_KINDS', 'register_schema', 'group_options', 'list_experiments', 'experiment_pair', 'hydra_error',
-           'compose_config', 'resolve_aliases', 'check_experiment_pair', 'finish_config', 'sweep_jobs', 'job_dirname',
+__all__ = ['GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE', 'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES', 'TIMEOUT_REQUEUES', 'CFG_KINDS',
+           'register_schema', 'group_options', 'list_experiments', 'experiment_pair', 'hydra_error', 'compose_config',
+           'resolve_aliases', 'check_experiment_pair', 'finish_config', 'sweep_jobs', 'job_dirname',
            'launcher_defaults', 'show_config', 'run_multirun']
-
-# %% ../nbs/core/10_compose.ipynb #e3195dd6
-def _checkout_conf_dir() -> Path:
-    "`lengen/conf` of the checkout a notebook runs in (from `nbs/`, `nbs/paper/` or the project root)."
-    here = Path.cwd().resolve()
-    return next((d/"lengen"/"conf" for d in [here, *here.parents] if (d/"lengen"/"conf").is_dir()), here/"lengen"/"conf")
-
-CONF_DIR = Path(__file__).parent/"conf" if "__file__" in globals() else _checkout_conf_dir()
 
 # %% ../nbs/core/10_compose.ipynb #df2497f3
 def register_schema():

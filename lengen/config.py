@@ -6,6 +6,7 @@
 from __future__ import annotations
 import dataclasses, importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
@@ -13,11 +14,11 @@ from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 from .features import run_features
 
 # %% auto #0
-__all__ = ['FSDP_SHARDING', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig', 'ArchConfig', 'SWAConfig',
-           'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig', 'AttentionScalingConfig', 'WandbConfig',
-           'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig', 'InitialStateConfig', 'StackConfig',
-           'TrainingConfig', 'StrengthConfig', 'ComposedConfig', 'plugin_sections', 'run_schema', 'field_default',
-           'config_reference', 'ConfigError']
+__all__ = ['FSDP_SHARDING', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig', 'ArchConfig',
+           'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig', 'AttentionScalingConfig',
+           'WandbConfig', 'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig', 'InitialStateConfig',
+           'StackConfig', 'TrainingConfig', 'StrengthConfig', 'ComposedConfig', 'plugin_sections', 'run_schema',
+           'field_default', 'config_reference', 'ConfigError']
 
 # %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
@@ -325,3 +326,11 @@ class ConfigError(ValueError):
         e.key = e.value = e.valid = None
         ValueError.__init__(e, text)
         return e
+
+# %% ../nbs/core/00_config.ipynb #e3195dd6
+def _checkout_conf_dir() -> Path:
+    "`lengen/conf` of the checkout a notebook runs in (from `nbs/`, `nbs/paper/` or the project root)."
+    here = Path.cwd().resolve()
+    return next((d/"lengen"/"conf" for d in [here, *here.parents] if (d/"lengen"/"conf").is_dir()), here/"lengen"/"conf")
+
+CONF_DIR = Path(__file__).parent/"conf" if "__file__" in globals() else _checkout_conf_dir()

@@ -14,8 +14,7 @@ with warnings.catch_warnings():   # without ipywidgets tqdm.auto warns and falls
     warnings.filterwarnings("ignore", message="IProgress not found")
     from tqdm.auto import tqdm
 
-from .config import ConfigError
-from .compose import CONF_DIR
+from .config import CONF_DIR, ConfigError
 
 # %% auto #0
 __all__ = ['WRITE_FAULTS', 'NO_SPACE_WORDS', 'CUT_SHORT_WORDS', 'PLOTLY_JS', 'LOG_INTERVAL', 'LOCK_FILE', 'SOURCE_COMMIT_VAR',

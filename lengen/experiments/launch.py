@@ -19,9 +19,9 @@ from hydra.types import HydraContext, RunMode
 from omegaconf.errors import OmegaConfBaseException
 import yaml
 
-from ..config import ConfigError
+from ..config import CONF_DIR, ConfigError
 from ..checks import check_count, check_number
-from ..compose import CONF_DIR, JOB_NAME, compose_config, hydra_error, launcher_defaults, register_schema
+from ..compose import JOB_NAME, compose_config, hydra_error, launcher_defaults, register_schema
 from ..train.progress import PROGRESS_FILE, progress_line
 from ..train.cli import runs_status, train_job
 from ..train.trainer import run_finished
