@@ -21,7 +21,8 @@ def losses(d):
     f = d/"checkpoint-2000"/"trainer_state.json"
     return [[h["step"], h["loss"]] for h in json.loads(f.read_text())["log_history"] if "loss" in h] if f.is_file() else None
 out = {"alone_a": losses(W/"alone_a"), "alone_b": losses(W/"alone_b"), **{f"stack_seed{s}": losses(W/"stack"/f"seed{s}") for s in range(8)},
-       "logs": {n: (W/f"{n}.log").read_text(errors="replace")[-1500:] for n in ("alone_a", "alone_b", "stack")}}
+       "logs": {n: (W/f"{n}.log").read_text(errors="replace")[-1500:] for n in ("alone_a", "alone_b", "stack")},
+       "summaries": {str(p.relative_to(W)): json.loads(p.read_text()) for p in sorted(W.rglob("train_summary.json"))}}   # training seconds, peak memory
 (pathlib.Path(os.environ["OUT"])/"stack_agreement.json").write_text(json.dumps(out, indent=1))
 print({k: (v[:2], v[-1]) if isinstance(v, list) else None for k, v in out.items() if k != "logs"})
 PY
