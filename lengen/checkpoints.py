@@ -16,15 +16,14 @@ from transformers import AutoConfig, AutoModelForCausalLM
 from transformers.utils import cached_file
 import yaml
 
-from .config import ConfigError
+from .config import RESUME_MAY_CHANGE, ConfigError, may_change_on_resume
 
 # %% auto #0
-__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'RESUME_MAY_CHANGE', 'RESUME_HISTORY', 'safetensors_header',
-           'safetensors_problem', 'safetensors_complete', 'checkpoint_step', 'weight_files', 'weights_problem',
-           'torch_file_problem', 'file_problem', 'checkpoint_problem', 'latest_checkpoint', 'rotate_checkpoints',
-           'resolve_resume', 'config_problem', 'stored_shapes', 'shape_problem', 'model_files_problem', 'vocab_problem',
-           'resolve_checkpoint', 'run_config_of', 'flat_config', 'resume_changes', 'may_change_on_resume',
-           'check_resume_config']
+__all__ = ['WEIGHT_FILES', 'OPTIMIZER_FILES', 'CHECKPOINT_VALID', 'RESUME_HISTORY', 'safetensors_header', 'safetensors_problem',
+           'safetensors_complete', 'checkpoint_step', 'weight_files', 'weights_problem', 'torch_file_problem',
+           'file_problem', 'checkpoint_problem', 'latest_checkpoint', 'rotate_checkpoints', 'resolve_resume',
+           'config_problem', 'stored_shapes', 'shape_problem', 'model_files_problem', 'vocab_problem',
+           'resolve_checkpoint', 'run_config_of', 'flat_config', 'resume_changes', 'check_resume_config']
 
 # %% ../nbs/core/02_checkpoints.ipynb #5d44816e
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json",
@@ -235,12 +234,6 @@ def run_config_of(ckpt:str, # local checkpoint directory or Hub id
 
 
 # %% ../nbs/core/02_checkpoints.ipynb #5fb63e47
-RESUME_MAY_CHANGE = ("max_steps", "save_steps", "save_total_limit", "logging_steps", "eval_steps", "output_dir",
-                     "overwrite_output_dir", "resume_from_checkpoint", "dry_run", "dataloader_num_workers", "wandb.", "eval_extra.",
-                     "data.copy_task.eval_lengths", "data.copy_task.end_only_lengths", "data.copy_task.eval_samples",
-                     "data.copy_task.eval_seed", "data.val_sets", "data.val_batch_size", "data.val_max_samples",
-                     "data.eval_metric", "trace_nonfinite")   # what a resumed run may set anew (a key ending in '.': its whole group)
-
 RESUME_HISTORY = "lengen_resumes.json"   # in a run folder: its resumes, the step each continued from and the settings it changed
 
 def flat_config(cfg) -> dict:
@@ -255,10 +248,6 @@ def resume_changes(saved, # the config the checkpoint was trained with
     "{dotted key: (saved value, new value)} of every field that differs (a field the saved config predates is left out)."
     old, new = flat_config(saved), flat_config(cfg)
     return {k: (old[k], v) for k, v in new.items() if k in old and old[k] != v}
-
-def may_change_on_resume(key:str) -> bool:
-    "Whether `key` is one of `RESUME_MAY_CHANGE` (or inside a group of it)."
-    return any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUME_MAY_CHANGE)
 
 def check_resume_config(ckpt, # the checkpoint the run resumes from
                         cfg, # the config it resumes with

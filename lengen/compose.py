@@ -16,14 +16,15 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import InterpolationToMissingValueError, OmegaConfBaseException
 import yaml
 
-from .config import CONF_DIR, ComposedConfig, ConfigError, TrainingConfig, field_default, plugin_sections, run_schema
+from .config import (CONF_DIR, ComposedConfig, ConfigError, TrainingConfig, field_default, may_change_on_resume, plugin_sections,
+                           run_schema)
 from .checks import validate_config
 
 # %% auto #0
-__all__ = ['GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE', 'JOB_NAME_LEAVES_OUT', 'JOB_NAME_BYTES', 'TIMEOUT_REQUEUES', 'CFG_KINDS',
-           'register_schema', 'group_options', 'list_experiments', 'experiment_pair', 'hydra_error', 'compose_config',
-           'resolve_aliases', 'check_experiment_pair', 'finish_config', 'sweep_jobs', 'job_dirname',
-           'launcher_defaults', 'show_config', 'run_multirun']
+__all__ = ['GROUPS', 'JOB_NAME', 'MULTIRUN_OVERRIDE', 'JOB_NAME_BYTES', 'TIMEOUT_REQUEUES', 'CFG_KINDS', 'register_schema',
+           'group_options', 'list_experiments', 'experiment_pair', 'hydra_error', 'compose_config', 'resolve_aliases',
+           'check_experiment_pair', 'finish_config', 'sweep_jobs', 'job_dirname', 'launcher_defaults', 'show_config',
+           'run_multirun']
 
 # %% ../nbs/core/10_compose.ipynb #df2497f3
 def register_schema():
@@ -63,6 +64,19 @@ def _valid_keys(key:str) -> list[str]|None:
         cls = type(default)
     return [f.name for f in dataclasses.fields(cls)] + extra
 
+def _keys_beside(key:str, oc:OmegaConfBaseException) -> str:
+    "The valid keys beside dotted `key`, which OmegaConf refused as unknown (`oc`): the schema's, else those of the node it was set in (Hydra's settings, a launcher's: read from its config node)."
+    node = oc.parent_node
+    names = _valid_keys(key) or [k for k in (node if isinstance(node, DictConfig) else []) if not str(k).startswith("_")]   # (`_target_`: Hydra's own)
+    if names: return ", ".join(names)
+    if key.startswith("hydra.launcher."):
+        others = [n.removesuffix(".yaml") for n in ConfigStore.instance().list("hydra/launcher") if n != "basic.yaml"]
+        return ("none: the launcher picked takes no settings (Hydra's basic launcher, the default, runs the jobs one after "
+                f"another). Those that do are picked with hydra/launcher=NAME: {', '.join(others) or 'none installed'} (the joblib "
+                "and submitit launchers come with lengen's cluster extra); `lengen_train ... hydra/launcher=NAME --cfg hydra` lists "
+                "a launcher's settings")
+    return f"see `lengen_train ... --cfg {'hydra' if key.startswith('hydra.') else 'job'}`"
+
 def _unreadable(override:str, message:str) -> str:
     "Why Hydra's parser refused `override`, and how to quote the value so it reads it."
     key, eq, value = override.partition("=")
@@ -92,11 +106,7 @@ def _explain(err:Exception) -> str:
     oc = next((c for c in chain if isinstance(c, OmegaConfBaseException) and getattr(c, "full_key", None)), None)
     if oc is None: return " ".join(str(err).split())
     key, msg = oc.full_key, str(oc).splitlines()[0]
-    if "not in" in msg or "struct" in msg:
-        names = _valid_keys(key)
-        valid = (", ".join(names) if names else
-                 f"see `lengen_train ... --cfg {'hydra' if key.startswith('hydra.') else 'job'}`")
-        return f"unknown key `{key}`. Valid keys here: {valid}."
+    if "not in" in msg or "struct" in msg: return f"unknown key `{key}`. Valid keys here: {_keys_beside(key, oc)}."
     return f"bad value for `{key}`: {msg}."
 
 def hydra_error(err:Exception, # what Hydra or OmegaConf raised while composing
@@ -180,13 +190,13 @@ def sweep_jobs(overrides:list[str], # a multirun's overrides: comma lists and sw
     except HydraException as e: raise hydra_error(e) from None
 
 # %% ../nbs/core/10_compose.ipynb #e69252da
-JOB_NAME_LEAVES_OUT = ("experiment", "output_dir", "resume_from_checkpoint", "dry_run")   # keys that name no setting of a run
 JOB_NAME_BYTES = 120   # a longer name is cut and ends in a hash of the whole (file systems refuse names over 255 bytes)
 
 def job_dirname(job:list[str], # one job's overrides (`sweep_jobs`)
                ) -> str:
-    "The name of a multirun job's folder inside its `output_dir`: its overrides, sorted and joined by commas ('/' written '_'), less `JOB_NAME_LEAVES_OUT`; past `JOB_NAME_BYTES`, the shortest first, cut, and ended by a hash of the whole."
-    keep = sorted(o.lstrip("+~") for o in job if o.split("=", 1)[0].lstrip("+~") not in JOB_NAME_LEAVES_OUT)
+    "The name of a multirun job's folder inside its `output_dir`: its overrides, sorted and joined by commas ('/' written '_'), less `+experiment` and the settings a resume may change (`may_change_on_resume`); past `JOB_NAME_BYTES`, the shortest first, cut, and ended by a hash of the whole."
+    keys = [o.split("=", 1)[0].lstrip("+~") for o in job]
+    keep = sorted(o.lstrip("+~") for o, k in zip(job, keys) if k != "experiment" and not may_change_on_resume(k))
     name = ",".join(keep).replace("/", "_")
     if len(name.encode()) <= JOB_NAME_BYTES: return name
     short_first = ",".join(sorted(keep, key=lambda o: (len(o), o))).replace("/", "_")   # what is cut is the long values, not a seed

@@ -14,11 +14,11 @@ from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 from .features import run_features
 
 # %% auto #0
-__all__ = ['FSDP_SHARDING', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig', 'ArchConfig',
-           'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig', 'AttentionScalingConfig',
-           'WandbConfig', 'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig', 'InitialStateConfig',
-           'StackConfig', 'TrainingConfig', 'StrengthConfig', 'ComposedConfig', 'plugin_sections', 'run_schema',
-           'field_default', 'config_reference', 'ConfigError']
+__all__ = ['FSDP_SHARDING', 'RESUME_MAY_CHANGE', 'CONF_DIR', 'OptimConfig', 'ScheduleConfig', 'CopyTaskConfig', 'DataConfig',
+           'ArchConfig', 'SWAConfig', 'DropoutConfig', 'ResidualDropoutConfig', 'AttentionDropoutConfig',
+           'AttentionScalingConfig', 'WandbConfig', 'CompileConfig', 'KernelsConfig', 'EvalExtraConfig', 'FSDPConfig',
+           'InitialStateConfig', 'StackConfig', 'TrainingConfig', 'StrengthConfig', 'ComposedConfig', 'plugin_sections',
+           'run_schema', 'field_default', 'config_reference', 'ConfigError', 'may_change_on_resume']
 
 # %% ../nbs/core/00_config.ipynb #9e42f2f2
 @dataclass
@@ -326,6 +326,18 @@ class ConfigError(ValueError):
         e.key = e.value = e.valid = None
         ValueError.__init__(e, text)
         return e
+
+# %% ../nbs/core/00_config.ipynb #cc06f1fe
+RESUME_MAY_CHANGE = ("max_steps", "save_steps", "save_total_limit", "logging_steps", "eval_steps", "output_dir",
+                     "overwrite_output_dir", "resume_from_checkpoint", "dry_run", "dataloader_num_workers", "wandb.", "eval_extra.",
+                     "data.copy_task.eval_lengths", "data.copy_task.end_only_lengths", "data.copy_task.eval_samples",
+                     "data.copy_task.eval_seed", "data.val_sets", "data.val_batch_size", "data.val_max_samples",
+                     "data.eval_metric", "trace_nonfinite")   # what a resumed run may set anew (a key ending in '.': its whole group)
+
+def may_change_on_resume(key:str, # a dotted field, e.g. `wandb.project`
+                        ) -> bool:
+    "Whether `key` is one of `RESUME_MAY_CHANGE` (or inside a group of it)."
+    return any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUME_MAY_CHANGE)
 
 # %% ../nbs/core/00_config.ipynb #e3195dd6
 def _checkout_conf_dir() -> Path:

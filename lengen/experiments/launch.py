@@ -4,7 +4,7 @@
 
 # %% ../../nbs/experiments/11_launch.ipynb #ec1af298
 from __future__ import annotations
-import argparse, collections, json, math, subprocess, sys, time
+import argparse, collections, json, math, re, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from functools import partial
@@ -21,6 +21,7 @@ import yaml
 
 from ..config import CONF_DIR, ConfigError
 from ..checks import check_count, check_number
+from ..corpus import PRESETS
 from ..compose import JOB_NAME, compose_config, hydra_error, launcher_defaults, register_schema
 from ..train.progress import PROGRESS_FILE, progress_line
 from ..train.cli import runs_status, train_job
@@ -36,7 +37,8 @@ from .throughput import sweep_throughput
 # %% auto #0
 __all__ = ['ENGINES', 'train_command', 'run_one', 'stack_units', 'stack_name', 'stack_command', 'run_stack', 'run_shape',
            'peak_key', 'recorded_peaks', 'fit_basis', 'parallel_runs', 'run_sweep', 'job_overrides', 'in_given_folder',
-           'launch_sweep', 'collect_finished', 'check_specs', 'tally', 'stack_size', 'progress_report', 'main']
+           'launch_sweep', 'collect_finished', 'corpus_dir', 'corpus_refusal', 'check_specs', 'tally', 'stack_size',
+           'progress_report', 'main']
 
 # %% ../../nbs/experiments/11_launch.ipynb #b59e7847
 def train_command(spec:RunSpec, out_dir) -> list[str]:
@@ -274,6 +276,47 @@ def collect_finished(specs:list[RunSpec], results_root, work_root,
                                 "finished runs' were. Repair or remove those files (train the run again) and collect again.")
     return written
 
+# %% ../../nbs/experiments/11_launch.ipynb #73c062ca
+def corpus_dir(sweep:str, # a sweep of `SWEEPS`
+               data_root=None, # --data-root
+              ) -> Path:
+    "The folder `{data}` names in the sweep's runs: `data_root`, or the sweep's own `data` folder of the repository."
+    return Path(data_root or repo_root()/SWEEPS[sweep].data).resolve()
+
+def corpus_refusal(err:ConfigError, # what composing a run of `sweep` refused
+                   sweep:str, specs:list[RunSpec], # the sweep's runs
+                   data_root=None) -> ConfigError|None:
+    "`err` with a sentence naming the sweep, its corpus and how to build it or point at it, where the path `err` refuses lies in that corpus (else None)."
+    corpus = corpus_dir(sweep, data_root)
+    if SWEEPS[sweep].corpus(data_root) is None or not isinstance(err.value, str) or not Path(err.value).resolve().is_relative_to(corpus):
+        return None
+    preset = next((k for k, v in PRESETS.items() if v["out"] == SWEEPS[sweep].data), None)
+    build, at = f"lengen_build_corpus{f' --preset {preset}' if preset else ''}", f"The sweep {sweep} reads the text corpus {corpus}"
+    if not corpus.exists():
+        return ConfigError.fault(f"{err} {at}, which does not exist. Build it once with `{build} --out {corpus}` (`lengen_build_corpus "
+                                 f"--help` names the Debian packages it reads), or point at one built elsewhere: `lengen_sweep {sweep} --data-root DIR`.")
+    if not corpus.is_dir():
+        return ConfigError.fault(f"{err} {at}, which is a file: `--data-root` names the folder `{build}` writes (its --out).")
+    cut = sorted({int(b) for s in specs for o in s.overrides for b in re.findall(rf"{re.escape(str(corpus))}/rows(\d+)\b", o)
+                  if not (corpus/f"rows{b}").is_dir()})
+    what = Path(err.value).resolve().relative_to(corpus)
+    if cut and (corpus/"parts").is_dir() and re.fullmatch(r"rows\d+", what.parts[0]):
+        return ConfigError.fault(f"{err} {at}, in rows of {', '.join(map(str, cut))} tokens that it holds none of: cut them from its parts "
+                                 f"with `lengen_build_corpus unpack --parts {corpus/'parts'} --out {corpus} --rows-block {' '.join(map(str, cut))}`.")
+    return ConfigError.fault(f"{err} {at}, which lacks {what}: it is no whole build of `{build}`. Point `--data-root` at one that is, "
+                             f"or build one: `{build} --out DIR`.")
+
+def check_specs(specs:list[RunSpec],
+                data_root=None, # --data-root: the corpus the text sweeps read
+               ):
+    "Compose every distinct run config once, as `lengen_train` will: a bad override or a missing corpus is refused (`ConfigError`; a path of a sweep's corpus: `corpus_refusal`) before any run starts."
+    runs = {}
+    for s in specs: runs.setdefault((s.experiment, s.overrides), s)   # each distinct config once (the sweep of its first run)
+    for s in runs.values():
+        try: compose_config(s.experiment, [*s.overrides, "seed=0"])
+        except ConfigError as e:
+            raise corpus_refusal(e, s.sweep, [o for o in specs if o.sweep == s.sweep], data_root) or e from None
+
 # %% ../../nbs/experiments/11_launch.ipynb #76b8635b
 def _ints(key:str, text:str, least:int=1, # the smallest value accepted
           below:int|None=None, # values must be smaller than this
@@ -294,11 +337,6 @@ def _seconds_or_auto(text:str) -> float|str:
     "`--min-left`: a number of seconds, or auto."
     try: return text if text == "auto" else float(text)
     except ValueError: raise argparse.ArgumentTypeError(f"{text!r}: a number of seconds or auto") from None
-
-def check_specs(specs:list[RunSpec]):
-    "Compose every distinct run config once, as `lengen_train` will: a bad override or a missing corpus is refused (`ConfigError`) before any run starts."
-    for experiment, overrides in dict.fromkeys((s.experiment, s.overrides) for s in specs):
-        compose_config(experiment, [*overrides, "seed=0"])
 
 def tally(statuses:list[dict]) -> str:
     "One line: how many of a sweep's runs are done, skipped, not started and failed."
@@ -385,13 +423,13 @@ def main(argv:list[str]|None=None) -> int:
         specs = sweep_specs(a.sweeps, seeds, a.full_scale, a.data_root, a.set, a.only.split(",") if a.only is not None else None)
         specs += replacements(specs, a.results_root)   # a diverged run's setting runs its next seed
         if a.check:
-            check_specs(specs)
+            check_specs(specs, a.data_root)
             for n in a.sweeps: print(f"{n}: {sum(s.sweep == n for s in specs)} runs compose; corpus: {SWEEPS[n].corpus(a.data_root) or 'none'}")
             return
         if a.collect:
             print("\n".join(f"wrote {repo_relative(p)}" for p in collect_finished(specs, a.results_root, a.work_root)) or "no finished run without a record")
             return
-        check_specs(specs)
+        check_specs(specs, a.data_root)
         if a.launcher:
             todo = pending(specs, a.results_root)
             outcomes = launch_sweep(todo, a.launcher, a.launcher_set, a.work_root)

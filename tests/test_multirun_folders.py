@@ -1,0 +1,32 @@
+"""A multirun launched again with other values of settings a resume may change (`lengen.config.RESUME_MAY_CHANGE`: a
+longer `max_steps`, another `logging_steps`) finds the folders of its first launch (`lengen.compose.job_dirname`) and
+continues its runs from their checkpoints, instead of training new runs from scratch beside them. Two 2- and 3-step
+runs of the CPU-sized copy experiment, through `lengen_train -m` as a user types it, offline."""
+import json, os, subprocess, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lengen_train(*argv, cwd) -> subprocess.CompletedProcess:
+    "`lengen_train ARGV` in a process of its own (Hydra's launcher configures the logging of the process it runs in)."
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1", "WANDB_MODE": "disabled"}
+    return subprocess.run([sys.executable, "-m", "lengen.train.cli", *map(str, argv)], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def test_longer_max_steps_continues_in_the_same_folder(tmp_path):
+    grid = tmp_path/"grid"
+    launch = ["-m", "+experiment=copy_demo", "seed=0", "save_steps=2", "compile.cuda_graphs=false", "data.copy_task.eval_samples=4",
+              "data.copy_task.eval_lengths=[3]", f"output_dir={grid}"]
+    first = lengen_train(*launch, "max_steps=2", "logging_steps=1", f"hydra.sweep.dir={tmp_path/'sweep1'}", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    folders = [p.name for p in grid.iterdir()]
+    assert folders == ["compile.cuda_graphs=False,seed=0"]   # the run's settings, less those a resume may change
+    run = grid/folders[0]
+    (run/"train_summary.json").unlink()   # as if stopped after its last checkpoint (a finished run is skipped instead)
+    again = lengen_train(*launch, "max_steps=3", "logging_steps=2", f"hydra.sweep.dir={tmp_path/'sweep2'}", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert [p.name for p in grid.iterdir()] == folders                                   # no second folder beside it
+    resumes = json.loads((run/"lengen_resumes.json").read_text())
+    assert [(r["step"], r["changed"]["max_steps"]) for r in resumes] == [(2, [2, 3])]   # continued from step 2, to step 3
+    assert json.loads((run/"train_summary.json").read_text())["global_step"] == 3
