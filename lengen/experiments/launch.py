@@ -37,7 +37,7 @@ from .throughput import sweep_throughput
 # %% auto #0
 __all__ = ['ENGINES', 'train_command', 'run_one', 'stack_units', 'stack_name', 'stack_command', 'run_stack', 'run_shape',
            'peak_key', 'recorded_peaks', 'fit_basis', 'parallel_runs', 'run_sweep', 'job_overrides', 'in_given_folder',
-           'launch_sweep', 'collect_finished', 'corpus_dir', 'corpus_refusal', 'check_specs', 'tally', 'stack_size',
+           'launch_sweep', 'collect_finished', 'corpus_refusal', 'check_specs', 'tally', 'stack_size',
            'progress_report', 'main']
 
 # %% ../../nbs/experiments/11_launch.ipynb #b59e7847
@@ -277,17 +277,11 @@ def collect_finished(specs:list[RunSpec], results_root, work_root,
     return written
 
 # %% ../../nbs/experiments/11_launch.ipynb #73c062ca
-def corpus_dir(sweep:str, # a sweep of `SWEEPS`
-               data_root=None, # --data-root
-              ) -> Path:
-    "The folder `{data}` names in the sweep's runs: `data_root`, or the sweep's own `data` folder of the repository."
-    return Path(data_root or repo_root()/SWEEPS[sweep].data).resolve()
-
 def corpus_refusal(err:ConfigError, # what composing a run of `sweep` refused
                    sweep:str, specs:list[RunSpec], # the sweep's runs
                    data_root=None) -> ConfigError|None:
     "`err` with a sentence naming the sweep, its corpus and how to build it or point at it, where the path `err` refuses lies in that corpus (else None)."
-    corpus = corpus_dir(sweep, data_root)
+    corpus = SWEEPS[sweep].data_dir(data_root)
     if SWEEPS[sweep].corpus(data_root) is None or not isinstance(err.value, str) or not Path(err.value).resolve().is_relative_to(corpus):
         return None
     preset = next((k for k, v in PRESETS.items() if v["out"] == SWEEPS[sweep].data), None)

@@ -60,12 +60,16 @@ class Sweep:
         "The text corpus its runs read (`data_root`, or its own `data`), or None where no override names `{data}`."
         overrides = [*self.scale, *(o for _, ovr in self.settings.values() for o in ovr)]
         return str(data_root or self.data) if any("{data}" in o for o in overrides) else None
+    def data_dir(self, data_root=None, # the folder `--data-root` names instead of `data`
+                ) -> Path:
+        "The folder `{data}` stands for in its runs' overrides: `data_root`, or its own `data` folder of the repository."
+        return Path(data_root or repo_root()/self.data).resolve()
     def specs(self, seeds=None, # default: the sweep's
               scale=None, # default: the sweep's reduced scale; [] = the shipped experiments as they are
               data_root=None, # fills `{data}` in overrides; default: the sweep's `data` folder of the repository
              ) -> list[RunSpec]:
         "One `RunSpec` per setting and seed, seed by seed (a sweep stopped half-way has every setting with fewer seeds)."
-        data = str(Path(data_root or repo_root()/self.data).resolve())
+        data = str(self.data_dir(data_root))
         fill = lambda ovr: tuple(o.replace("{data}", data) for o in ovr)
         scale = self.scale if scale is None else scale
         return [RunSpec(self.name, label, exp, fill([*scale, *ovr]), s)
