@@ -47,9 +47,10 @@ def load_for_eval(ckpt:str, # local checkpoint directory or Hub id (resolved fir
                  ):
     "(model, tokenizer) of a checkpoint, ready for evaluation."
     if dtype not in EVAL_DTYPES: raise ConfigError("dtype", dtype, " | ".join(EVAL_DTYPES))
+    dev = eval_device(device)   # a device this machine lacks: refused before a tensor is read
     ckpt = resolve_checkpoint(ckpt, revision)
     tok = checked_tokenizer(ckpt, revision)
-    return load_model(ckpt, dtype=EVAL_DTYPES[dtype], revision=revision, **kwargs).to(eval_device(device)), tok
+    return load_model(ckpt, dtype=EVAL_DTYPES[dtype], revision=revision, **kwargs).to(dev), tok
 
 # %% ../../nbs/eval/00_common.ipynb #230436c1
 def check_known_tokens(texts:list[list[int]], # the token ids of the texts the model is to read
