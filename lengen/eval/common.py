@@ -9,12 +9,12 @@ import torch
 from transformers import AutoConfig
 from ..config import ConfigError
 from ..checkpoints import resolve_checkpoint, vocab_problem
-from ..data import load_tokenizer, packed_text
+from ..data import copy_example_length, load_tokenizer, packed_text
 from ..models.build import load_model
 
 # %% auto #0
-__all__ = ['EVAL_DTYPES', 'eval_device', 'checked_tokenizer', 'load_for_eval', 'train_length', 'copy_train_range', 'gc_clock',
-           'measured']
+__all__ = ['EVAL_DTYPES', 'eval_device', 'checked_tokenizer', 'load_for_eval', 'check_known_tokens', 'train_length',
+           'why_no_train_length', 'copy_train_range', 'gc_clock', 'measured']
 
 # %% ../../nbs/eval/00_common.ipynb #6678254e
 EVAL_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32, "auto": "auto"}
@@ -47,14 +47,42 @@ def load_for_eval(ckpt:str, # local checkpoint directory or Hub id (resolved fir
                  ):
     "(model, tokenizer) of a checkpoint, ready for evaluation."
     if dtype not in EVAL_DTYPES: raise ConfigError("dtype", dtype, " | ".join(EVAL_DTYPES))
+    dev = eval_device(device)   # a device this machine lacks: refused before a tensor is read
     ckpt = resolve_checkpoint(ckpt, revision)
     tok = checked_tokenizer(ckpt, revision)
-    return load_model(ckpt, dtype=EVAL_DTYPES[dtype], revision=revision, **kwargs).to(eval_device(device)), tok
+    return load_model(ckpt, dtype=EVAL_DTYPES[dtype], revision=revision, **kwargs).to(dev), tok
+
+# %% ../../nbs/eval/00_common.ipynb #230436c1
+def check_known_tokens(texts:list[list[int]], # the token ids of the texts the model is to read
+                       tok, # the checkpoint's tokenizer (fast)
+                       ckpt:str, # the checkpoint, for the error
+                       field:str="checkpoint", # the argument that named it
+                       what:str="the documents", # the texts, in words
+                       most:float=0.01, # the largest share of unknown tokens accepted
+                      ):
+    "Refuse texts the tokenizer mostly cannot represent (e.g. prose given to a copy-task model's character vocabulary): a score on them would measure nothing."
+    unk_token = tok.unk_token or getattr(tok.backend_tokenizer.model, "unk_token", None)   # (a word-level model's own)
+    if unk_token is None: return   # byte-level vocabularies represent everything
+    unk_id = tok.convert_tokens_to_ids(unk_token)
+    n, unk = sum(map(len, texts)), sum(t.count(unk_id) for t in texts)
+    if unk > most * n:
+        raise ConfigError(field, ckpt, f"a language model whose tokenizer covers the text of {what} (a copy-task checkpoint is "
+                          "evaluated by lengen_eval_copy)", hint=f"{unk} of the {n} tokens of {what} ({unk / n:.0%}) are its "
+                          f"unknown token {unk_token!r}: a score on them would measure nothing.")
 
 # %% ../../nbs/eval/00_common.ipynb #6b1f7c0a
 def train_length(run_cfg) -> int|None:
     "Tokens per training row of a packed-text run (`data.block_size`); None for copy-task runs or an unknown run."
     return int(run_cfg.data.block_size) if run_cfg is not None and packed_text(run_cfg.data) else None
+
+def why_no_train_length(run_cfg) -> str|None:
+    "Why `train_length` is None, in words (None where it is known)."
+    if run_cfg is None: return "the checkpoint has no lengen_config.yaml to read it from (not a lengen run, or a checkpoint-N folder)"
+    if lo_hi := copy_train_range(run_cfg):
+        return (f"a copy-task run has no training row length in tokens: it trained on copy examples of {lo_hi[0]}–{lo_hi[1]} "
+                f"letters ({copy_example_length(lo_hi[0])}–{copy_example_length(lo_hi[1])} tokens each)")
+    if not packed_text(run_cfg.data): return "the run trained on padded examples (data.padded_examples), not on rows of data.block_size tokens"
+    return None
 
 def copy_train_range(run_cfg) -> tuple[int, int]|None:
     "(min_len, max_len) of the strings a copy-task run trained on, or None."

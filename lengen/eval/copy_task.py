@@ -26,7 +26,7 @@ from ..models.architecture import decodes, architecture_of, fused_kernels, posit
 __all__ = ['CGROUP_MEMORY', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples',
            'evaluate_copy', 'plot_length_curve', 'save_length_eval', 'format_length_table', 'markdown_length_table',
            'copy_alphabet_size', 'cgroup_free', 'free_memory', 'copy_forward_bytes', 'check_copy_memory',
-           'evaluate_copy_checkpoint', 'main']
+           'copy_eval_stem', 'evaluate_copy_checkpoint', 'main']
 
 # %% ../../nbs/eval/01_copy_task.ipynb #6eecd390
 def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded after EOS
@@ -132,14 +132,13 @@ def _outside(length:int, train_range) -> bool:
 def format_length_table(rows:list[dict], # `evaluate_copy` rows
                         train_range:tuple[int, int]|None=None, # (min_len, max_len) seen in training
                        ) -> str:
-    "A fixed-width table of the length sweep, lengths outside the training range starred."
+    "A fixed-width table of the length sweep, lengths outside the training range starred (and the star explained, where a row has one)."
     head = f"{'length':>7} {'exact match':>12} {'token acc':>10} {'teacher-forced':>15}"
-    lines = [head, "-" * len(head)]
-    for r in rows:
-        ood = _outside(r["length"], train_range)
+    lines, starred = [head, "-" * len(head)], [_outside(r["length"], train_range) for r in rows]
+    for r, ood in zip(rows, starred):
         lines.append(f"{r['length']:>6}{'*' if ood else ' '} {r['exact_match_accuracy']:>12.3f} {r['token_accuracy']:>10.3f} "
                      f"{r['teacher_forced_accuracy']:>15.3f}")
-    return "\n".join(lines + (["* outside the training lengths"] if train_range else []))
+    return "\n".join(lines + (["* outside the training lengths"] if any(starred) else []))
 
 # %% ../../nbs/eval/01_copy_task.ipynb #e7de8447
 def markdown_length_table(rows:list[dict], # `evaluate_copy` rows (a `copy_eval.json`'s `results`)
@@ -209,6 +208,12 @@ def check_copy_memory(ckpt:str, longest:int, # the longest string length asked f
                       f"teacher-forced pass{' (the PyTorch reference scan: no fused kernels here)' if reference else ''}; "
                       f"{free / 2**30:.0f} GiB are free. Lower --batch-size or the lengths.")
 
+# %% ../../nbs/eval/01_copy_task.ipynb #3458accf
+def copy_eval_stem(lengths:list[int]|None=None, # the lengths asked for (`--lengths`); None: the run's own sweep
+                  ) -> str:
+    "The name of a sweep's files: `copy_eval` for the run's own lengths (the name training writes), `copy_eval_10-25-50` for lengths asked for."
+    return "copy_eval_" + "-".join(map(str, lengths)) if lengths else "copy_eval"
+
 # %% ../../nbs/eval/01_copy_task.ipynb #b805a142
 def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
                              lengths:list[int]|None=None, # default: the run's eval_lengths, else 10,25,50,100
@@ -216,20 +221,20 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
                              batch_size:int=64, output_dir:str|None=None, # default: the checkpoint's folder / eval_results
                              seed:int|None=None, # default: the run's eval_seed, else 1234
                              dtype:str="auto", device:str|None=None, progress:bool=True,
-                             overwrite:bool=False, # replace a copy_eval.json / .html the output folder holds (a training's own evaluation)
+                             overwrite:bool=False, # replace files of the same name (`copy_eval_stem`) the output folder holds
                             ) -> dict:
-    "The copy-task sweep of a saved checkpoint; writes `copy_eval.json` and `copy_eval.html`, returns them with the rows."
+    "The copy-task sweep of a saved checkpoint; writes `<copy_eval_stem>.json` and `.html`, returns them with the rows."
     check_count("--samples", samples); check_count("--batch-size", batch_size)
     if seed is not None: check_count("--seed", seed, 0)
     ckpt = resolve_checkpoint(ckpt)
     rc = run_config_of(ckpt)
     train_range = copy_train_range(rc)
-    ct = rc.data.copy_task if train_range else None
+    ct, stem = rc.data.copy_task if train_range else None, copy_eval_stem(lengths)
     lengths = list(lengths or (ct.eval_lengths if ct else [10, 25, 50, 100]))
     seed = seed if seed is not None else (ct.eval_seed if ct else 1234)
     out = check_writable(output_dir_for(ckpt, output_dir), "--output-dir")
     check_copy_memory(ckpt, max(lengths), min(batch_size, samples), eval_device(device))
-    refuse_overwrite([out/"copy_eval.json", out/"copy_eval.html"], "--output-dir", overwrite)
+    refuse_overwrite([out/f"{stem}.json", out/f"{stem}.html"], "--output-dir", overwrite)
     model, tok = load_for_eval(ckpt, dtype, device)
     alphabet = ct.alphabet_size if ct else copy_alphabet_size(tok)
     limit = position_limit(model)
@@ -237,7 +242,7 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
         raise ConfigError("--lengths", max(lengths), f"at most {(limit - 3) // 2}: the model takes {limit} positions and a "
                           "copy example of n letters takes 2n+3 tokens")
     rows = evaluate_copy(model, tok, lengths, samples, alphabet, seed, batch_size, progress)
-    paths = save_length_eval(rows, out, train_range,
+    paths = save_length_eval(rows, out, train_range, stem,
                              meta={"checkpoint": ckpt, "samples": samples, "seed": seed, "alphabet_size": alphabet})
     return {"rows": rows, "train_range": train_range, **paths}
 
@@ -252,9 +257,10 @@ def main(argv:list[str]|None=None) -> int:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--seed", type=int, default=None, help="seed of the strings (default: the run's eval_seed)")
     p.add_argument("--dtype", default="auto", choices=["auto", "bfloat16", "float16", "float32"])
-    p.add_argument("--output-dir", default=None, help="default: the checkpoint folder (local) or eval_results/<id>")
+    p.add_argument("--output-dir", default=None, help="default: the checkpoint folder (local) or eval_results/<id>; the files are copy_eval.json/.html for the run's "
+                   "own lengths, copy_eval_<lengths>.json/.html (e.g. copy_eval_10-25-50) for --lengths")
     p.add_argument("--device", default=None)
-    p.add_argument("--overwrite", action="store_true", help="replace the copy_eval.json / .html the output folder holds")
+    p.add_argument("--overwrite", action="store_true", help="replace the sweep's files of the same name the output folder holds")
     a = p.parse_args(argv)
     def run():
         r = evaluate_copy_checkpoint(a.checkpoint, parse_lengths(a.lengths) if a.lengths is not None else None, a.samples, a.batch_size,

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/eval/03_lm.ipynb #934828d8
 from __future__ import annotations
-import argparse, contextlib, functools, json, os, random, re, sys
+import argparse, contextlib, functools, itertools, json, os, random, re, sys
 from pathlib import Path
 from unittest import mock
 
@@ -16,17 +16,18 @@ from ..config import ConfigError
 from ..checks import check_count, check_number
 from ..io import atomic_write, check_writable, disk_faults, in_ipython, run_cli, write_figure, write_json
 from ..checkpoints import resolve_checkpoint
-from .common import checked_tokenizer
+from .common import check_known_tokens, checked_tokenizer
 from ..models.build import load_model
 from ..ops.generate import with_fast_generate
 
 # %% auto #0
-__all__ = ['TASKS_VALID', 'LM_EVAL_MAX_GEN_TOKS', 'ESSAY_TASKS', 'ESSAY_DATASET', 'PUNKT', 'HAYSTACK_VALID', 'HF_MODELS',
-           'UNSUPPORTED_MODEL_ARGS', 'NIAH_MODULE', 'PROG', 'lm_eval_config', 'task_index_once', 'leaf_task_configs',
-           'requested_tasks', 'generation_length', 'seq_lengths', 'check_ruler_max_length', 'read_haystack',
-           'hub_offline', 'check_essay_tasks', 'check_model', 'niah_patched', 'essay_haystack', 'first_samples',
-           'essay_long_enough', 'lengen_lm_eval', 'ruler_scores', 'collect_scores', 'summary_table', 'plot_scores',
-           'write_summary', 'own_parser', 'check_lm_numbers', 'tasks_built_first', 'evaluate_lm', 'main']
+__all__ = ['TASKS_VALID', 'LM_EVAL_MAX_GEN_TOKS', 'ESSAY_TASKS', 'ESSAY_DATASET', 'PUNKT', 'HAYSTACK_VALID', 'DOWNLOAD_CLAIM',
+           'HF_MODELS', 'UNSUPPORTED_MODEL_ARGS', 'NIAH_MODULE', 'PROG', 'lm_eval_config', 'task_index_once',
+           'leaf_task_configs', 'requested_tasks', 'generation_length', 'seq_lengths', 'check_ruler_max_length',
+           'read_haystack', 'hub_offline', 'check_essay_tasks', 'no_nltk_downloads', 'check_model', 'niah_patched',
+           'essay_haystack', 'first_samples', 'essay_long_enough', 'lengen_lm_eval', 'ruler_scores', 'collect_scores',
+           'summary_table', 'plot_scores', 'write_summary', 'own_parser', 'check_lm_numbers', 'task_prompts',
+           'check_task_prompts', 'tasks_built_first', 'evaluate_lm', 'main']
 
 # %% ../../nbs/eval/03_lm.ipynb #05b1b652
 def _option_of(argv:list[str], text:str) -> tuple[str, str]:
@@ -174,6 +175,31 @@ def check_essay_tasks(tasks, # the task names of the run
         raise ConfigError("--haystack-file", None, HAYSTACK_VALID, hint=f"{', '.join(essay)} take their haystack from "
                           f"the Hub dataset {ESSAY_DATASET}, and the Hub is offline (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE).")
 
+# %% ../../nbs/eval/03_lm.ipynb #6ce48e66
+DOWNLOAD_CLAIM = re.compile(r"Downloaded \S+ on rank \d+")   # what lm-eval prints after asking nltk for punkt_tab (prepare_niah, ifeval)
+
+class _DeclinedDownloads:
+    "sys.stdout while `nltk.download` is declined: drops the line lm-eval prints after each declined request, passes the rest on."
+    def __init__(self, out): self.out, self.declined, self.line_end = out, 0, False
+    def decline(self, *args, **kwargs) -> bool:
+        "`nltk.download`'s stand-in: downloads nothing, says so (False)."
+        self.declined += 1
+        return False
+    def write(self, s:str) -> int:
+        if self.declined and DOWNLOAD_CLAIM.fullmatch(s):   # print() writes the line, then its end
+            self.declined, self.line_end = self.declined - 1, True
+            return len(s)
+        ends_claim, self.line_end = self.line_end and s == "\n", False
+        return len(s) if ends_claim else self.out.write(s)
+    def __getattr__(self, name): return getattr(self.out, name)   # flush, fileno, isatty, encoding, ...
+
+@contextlib.contextmanager
+def no_nltk_downloads():
+    "Within: `nltk.download` fetches nothing, and lm-eval's line after each such request (\"Downloaded punkt_tab on rank 0\") is not printed."
+    import nltk  # optional: the eval extra (lm-eval[ruler])
+    out = _DeclinedDownloads(sys.stdout)
+    with mock.patch.object(nltk, "download", out.decline), mock.patch.object(sys, "stdout", out): yield
+
 # %% ../../nbs/eval/03_lm.ipynb #f83ef8cd
 HF_MODELS = ("hf", "hf-auto", "huggingface")    # the names lm-eval registers HFLM under
 
@@ -181,16 +207,15 @@ HF_MODELS = ("hf", "hf-auto", "huggingface")    # the names lm-eval registers HF
 UNSUPPORTED_MODEL_ARGS = ("peft", "delta", "autogptq", "gptqmodel", "gguf_file", "tp_plan", "subfolder")
 
 # %% ../../nbs/eval/03_lm.ipynb #a209c7e6
-def check_model(cfg) -> str:
-    "The checkpoint of an lm-eval config if lengen can load it (a local directory or a Hub id, whole, with a tokenizer that fits it); else one paragraph."
+def check_model(cfg) -> tuple[str, object]:
+    "The checkpoint of an lm-eval config and its tokenizer if lengen can load it (a local directory or a Hub id, whole, with a tokenizer that fits it); else one paragraph."
     if cfg.model not in HF_MODELS: raise ConfigError("--model", cfg.model, " | ".join(HF_MODELS))
     if bad := [k for k in UNSUPPORTED_MODEL_ARGS if cfg.model_args.get(k)]:
         raise ConfigError(f"--model_args {bad[0]}", cfg.model_args[bad[0]],
                           f"unset: lengen loads the checkpoint itself (none of {', '.join(UNSUPPORTED_MODEL_ARGS)})")
     if "pretrained" not in cfg.model_args: raise ConfigError("--model_args pretrained", None, "a checkpoint directory or Hub id")
     ckpt = resolve_checkpoint(str(cfg.model_args["pretrained"]), cfg.model_args.get("revision"), field="--model_args pretrained")
-    checked_tokenizer(ckpt, cfg.model_args.get("revision"), field="--model_args pretrained")
-    return ckpt
+    return ckpt, checked_tokenizer(ckpt, cfg.model_args.get("revision"), field="--model_args pretrained")
 
 # %% ../../nbs/eval/03_lm.ipynb #d1b0e28a
 NIAH_MODULE = "lm_eval.tasks.ruler.niah_utils"
@@ -260,11 +285,10 @@ def _create_model(self, pretrained:str, revision="main", dtype="auto", paralleli
 def lengen_lm_eval(haystack:str|None=None, # a local essay corpus (--haystack-file), or None for lm-eval's
                   ):
     "lm-eval in this process with lengen's model loading, no nltk downloads, the task index built once, and `haystack`."
-    import nltk  # optional: the eval extra (lm-eval[ruler])
     from lm_eval.models.huggingface import HFLM  # optional: the eval extra (lm-eval)
     with contextlib.ExitStack() as stack:
+        stack.enter_context(no_nltk_downloads())   # first: the patches below import lm-eval's RULER module
         stack.enter_context(mock.patch.object(HFLM, "_create_model", _create_model))
-        stack.enter_context(mock.patch.object(nltk, "download", lambda *a, **k: False))
         stack.enter_context(task_index_once())
         if haystack is not None: stack.enter_context(essay_haystack(haystack))
         stack.enter_context(essay_long_enough() if haystack is None else essay_long_enough("the --haystack-file corpus"))
@@ -348,11 +372,25 @@ def check_lm_numbers(cfg, # lm-eval's config of the run (`lm_eval_config`)
     if toks is not None and not (isinstance(toks, (int, float)) and toks == int(toks) and toks >= 1):
         raise ConfigError("--gen_kwargs max_gen_toks", toks, "a whole number of tokens >= 1")
 
+# %% ../../nbs/eval/03_lm.ipynb #b21f6792
+def task_prompts(loaded:dict, # lm-eval's built tasks (`TaskManager.load`'s result: its "tasks")
+                 per_task:int=2, # prompts read from each task
+                ) -> list[str]:
+    "The first `per_task` prompts of each task, as lm-eval writes them for the model (`doc_to_text`, without few-shot examples)."
+    texts = (t.doc_to_text(d) for t in loaded["tasks"].values() for d in itertools.islice(t.eval_docs, per_task))
+    return [s for s in texts if isinstance(s, str)]   # (a multiple-choice task's may be an index into its choices)
+
+def check_task_prompts(loaded:dict, # lm-eval's built tasks
+                       tok, # the checkpoint's tokenizer (`check_model`)
+                       ckpt:str):
+    "Refuse a checkpoint whose tokenizer mostly cannot represent the tasks' prompts (`check_known_tokens`)."
+    check_known_tokens([tok(t, verbose=False)["input_ids"] for t in task_prompts(loaded)], tok, ckpt, "--model_args pretrained", "the task prompts")
+
 # %% ../../nbs/eval/03_lm.ipynb #cf82fe84
 @contextlib.contextmanager
 def tasks_built_first(cfg, # lm-eval's config of the run (`lm_eval_config`)
                      ):
-    "Within: lm-eval's tasks built now, before the model is loaded (RULER generates its samples with the checkpoint's tokenizer), and lm-eval's own load of them handed these; a length at which a task fits no sample is one paragraph."
+    "Within (yielding them): lm-eval's tasks built now, before the model is loaded (RULER generates its samples with the checkpoint's tokenizer), and lm-eval's own load of them handed these; a length at which a task fits no sample is one paragraph."
     from lm_eval.tasks import TaskManager  # optional: the eval extra (lm-eval)
     seeds = [*(cfg.seed or []), None, None, None][:3]   # lm-eval's --seed: python, numpy, torch (and few-shot)
     for seed, set_seed in zip(seeds, (random.seed, np.random.seed, torch.manual_seed)):
@@ -367,7 +405,7 @@ def tasks_built_first(cfg, # lm-eval's config of the run (`lm_eval_config`)
     def built(self, task_list):   # lm-eval's load, after it seeded: the tasks, and the generators as building them left them
         random.setstate(states[0]); np.random.set_state(states[1]); torch.set_rng_state(states[2])
         return loaded
-    with mock.patch.object(TaskManager, "load", built): yield
+    with mock.patch.object(TaskManager, "load", built): yield loaded
 
 def evaluate_lm(argv:list[str]) -> dict:
     "Check an lm-eval command line, run it with lengen's model loading and write the RULER summary; the summary's paths."
@@ -377,7 +415,7 @@ def evaluate_lm(argv:list[str]) -> dict:
         raise ConfigError("--output_path", cfg.output_path, "a folder: lm-eval's results and the summary go there")
     check_lm_numbers(cfg)
     check_writable(cfg.output_path, "--output_path")   # before the model is loaded, not after the evaluation
-    check_model(cfg)
+    ckpt, tok = check_model(cfg)
     haystack = read_haystack(own.haystack_file) if own.haystack_file else None
     with lengen_lm_eval(haystack):
         tasks = requested_tasks(cfg)
@@ -385,8 +423,9 @@ def evaluate_lm(argv:list[str]) -> dict:
         check_essay_tasks(tasks, haystack)
         from lm_eval.__main__ import cli_evaluate  # optional: the eval extra (lm-eval)
         few = len(tasks) == 1 and cfg.limit is not None and cfg.limit >= 1   # below 1, --limit is a fraction of all
-        with first_samples(int(cfg.limit)) if few else contextlib.nullcontext(), tasks_built_first(cfg), \
+        with first_samples(int(cfg.limit)) if few else contextlib.nullcontext(), tasks_built_first(cfg) as loaded, \
              mock.patch.object(sys, "argv", ["lm-eval", *rest]), disk_faults(cfg.output_path, "lm-eval's results"):   # a full disk as lm-eval writes: one paragraph
+            check_task_prompts(loaded, tok, ckpt)
             cli_evaluate()
     paths = write_summary(cfg.output_path)
     if paths: print(paths["md"].read_text())

@@ -12,7 +12,7 @@ import plotly.colors as pc, plotly.graph_objects as go
 from transformers import AutoConfig, AutoTokenizer
 
 from ..config import ConfigError
-from .common import EVAL_DTYPES, load_for_eval, measured, train_length
+from .common import EVAL_DTYPES, check_known_tokens, load_for_eval, measured, train_length, why_no_train_length
 from .position import (
     document_labels, log2_bins, per_document_bins, per_position_ce, read_documents, require_state, state_norm_record, window_ce,
     window_control, windowed_position_ce)
@@ -22,9 +22,9 @@ from ..models.architecture import architecture_of, position_limit
 
 
 # %% auto #0
-__all__ = ['STATE_NORM_CHECKPOINTS', 'check_position_max_length', 'smooth_log', 'plot_position_ce', 'check_known_tokens',
-           'tokenize_documents', 'check_output_name', 'check_window', 'evaluate_positions', 'position_summary', 'main',
-           'compare_runs', 'compare_main', 'check_eval_extra', 'eval_extra_from_config', 'checkpoint_curve',
+__all__ = ['STATE_NORM_CHECKPOINTS', 'check_position_max_length', 'smooth_log', 'plot_position_ce', 'tokenize_documents',
+           'check_output_name', 'check_window', 'evaluate_positions', 'position_summary', 'main', 'compare_runs',
+           'compare_main', 'check_eval_extra', 'eval_extra_from_config', 'checkpoint_curve',
            'eval_checkpoints_from_config']
 
 # %% ../../nbs/eval/06_position_cli.ipynb #f64c53af
@@ -91,19 +91,6 @@ def plot_position_ce(runs:dict, # label -> list of result dicts (seeds of one se
                       xaxis_type="log", template="plotly_white", height=440)
     return fig
 
-# %% ../../nbs/eval/06_position_cli.ipynb #04d0802f
-def check_known_tokens(docs:list[list[int]], tok, ckpt:str, most:float=0.01, # the largest share of unknown tokens accepted
-                       ):
-    "Refuse documents the tokenizer mostly cannot represent (e.g. prose given to a copy-task model's character vocabulary)."
-    unk_token = tok.unk_token or getattr(tok.backend_tokenizer.model, "unk_token", None)   # (a word-level model's own)
-    if unk_token is None: return   # byte-level vocabularies represent everything
-    unk_id = tok.convert_tokens_to_ids(unk_token)
-    n, unk = sum(map(len, docs)), sum(d.count(unk_id) for d in docs)
-    if unk > most * n:
-        raise ConfigError("checkpoint", ckpt, "a language model whose tokenizer covers the documents' text (a copy-task "
-                          "checkpoint is evaluated by lengen_eval_copy)", hint=f"{unk} of the documents' {n} tokens "
-                          f"({unk / n:.0%}) are its unknown token {unk_token!r}: the loss would measure nothing.")
-
 # %% ../../nbs/eval/06_position_cli.ipynb #9aefc288
 def tokenize_documents(tok, # the checkpoint's tokenizer
                        dataset_file:str, text_keypaths=("text",), max_length:int=65536, # as `evaluate_positions`
@@ -150,7 +137,8 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     check_output_name(output_name); check_window(window)
     ckpt = resolve_checkpoint(ckpt)
     out = check_writable(output_dir_for(ckpt, output_dir), "--output-dir")
-    train_len = train_len if train_len is not None else train_length(run_config_of(ckpt))
+    rc = run_config_of(ckpt)
+    train_len = train_len if train_len is not None else train_length(rc)
     if window is None and train_len:
         check_window(train_len, hint=f"The window defaults to the training length, {train_len}: pass an even --window, or 0 for none.")
     window = train_len if window is None else window   # 0: turned off; None: no training length to default to
@@ -167,7 +155,8 @@ def evaluate_positions(ckpt:str, # local checkpoint directory or Hub id
     pad = tok.pad_token_id or 0
     with measured(model.device) as m: ce, counts, own = per_position_ce(model, docs, batch_size, chunk, pad, progress)
     result = {"checkpoint": ckpt, "dataset_file": str(dataset_file), "dataset_sha256": hashlib.sha256(Path(dataset_file).read_bytes()).hexdigest(),
-              "max_length": max_length, "train_length": train_len, "window": window,
+              "max_length": max_length, "train_length": train_len, **({"no_train_length": why_no_train_length(rc)} if train_len is None else {}),
+              "window": window,
               "num_documents": len(docs), "dtype": dtype, "seconds": round(m["seconds"], 3),
               "peak_gib": None if m["peak_gib"] is None else round(m["peak_gib"], 2),
               "per_position_ce": ce.tolist(), "doc_counts": counts.tolist()}
@@ -201,8 +190,8 @@ def position_summary(result:dict) -> str:
                      + ("; ".join(past) or f"no bin past {W} that a document reaches entirely"))
     elif result.get("window") == 0: lines.append("no window control: turned off (--window 0, eval_extra.window=0)")
     elif "window" in result and result["window"] is None:   # records made before the window control have no such key
-        lines.append("no window control: no training length is known for this checkpoint (no lengen_config.yaml); "
-                     "pass --window T (eval_extra.window) to read the documents in windows of T tokens too")
+        why = result.get("no_train_length") or "no training length is known for this checkpoint"   # (a record made before the reason was kept)
+        lines.append(f"no window control: {why}; pass --window T (eval_extra.window) to read the documents in windows of T tokens too")
     return "\n".join(lines)
 
 # %% ../../nbs/eval/06_position_cli.ipynb #a6e71d19

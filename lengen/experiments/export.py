@@ -13,7 +13,7 @@ from transformers import AutoTokenizer
 
 from ..config import ConfigError
 from ..features import card_keys
-from ..eval.common import EVAL_DTYPES
+from ..eval.common import EVAL_DTYPES, copy_train_range, train_length
 from ..eval.copy_task import markdown_length_table
 from ..eval.position import markdown_window_table
 from ..io import check_writable, disk_faults, share_files, run_cli, tensor_bytes
@@ -24,8 +24,8 @@ from ..models.build import load_model
 # %% auto #0
 __all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'HUB_VALID', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results',
            'metrics_table', 'record_model', 'measured_here', 'check_eval_records', 'usage_snippet', 'training_facts',
-           'reproduce_command', 'evaluation_sections', 'resume_lines', 'model_card', 'holds_training_state',
-           'check_release_folder', 'export_run', 'check_hub_access', 'push_release', 'main']
+           'reproduce_command', 'evaluation_sections', 'data_keys', 'resume_lines', 'model_card',
+           'holds_training_state', 'check_release_folder', 'export_run', 'check_hub_access', 'push_release', 'main']
 
 # %% ../../nbs/experiments/02_export.ipynb #09863126
 SOURCE_VALID = "a run folder (lengen_train's output_dir after training) or one of its checkpoint-N folders"
@@ -177,7 +177,12 @@ def evaluation_sections(run_dir:Path) -> list[str]:
 
 # %% ../../nbs/experiments/02_export.ipynb #a853a4b8
 _ABSENT = object()   # what OmegaConf.select gives for a key the config lacks
-_SETTINGS = ("swa.enabled", "swa.window", "data.block_size", "optim.lr", "max_steps", "seed")   # after the run features' (`card_keys`)
+_SETTINGS = ("swa.enabled", "swa.window", "optim.lr", "max_steps", "seed")   # after the run features' (`card_keys`) and the data's (`data_keys`)
+
+def data_keys(rc) -> tuple[str, ...]:
+    "The `data` settings of the run's own data source, which the card lists: a copy-task run's strings, a text run's row length."
+    if copy_train_range(rc): return ("data.synthetic", "data.copy_task.min_len", "data.copy_task.max_len", "data.copy_task.alphabet_size")
+    return ("data.block_size",) if train_length(rc) else ("data.padded_examples",)   # (padded examples: one a row, no row length)
 
 def resume_lines(src:Path) -> list[str]:
     "The card's lines on the run's resumes (its `RESUME_HISTORY`): the step each continued from and the settings it changed."
@@ -206,7 +211,7 @@ def model_card(src:Path, # the exported run or checkpoint folder
     if rc is not None:
         base_txt = f"`{base}`" + (f" at revision `{rc.revision}`" if rc.revision else "") if base else "none: trained from scratch"
         facts = training_facts(src, rc)
-        rows = [f"| base model | {base_txt} |"] + [f"| `{k}` | {_setting(OmegaConf.select(rc, k))} |" for k in [*card_keys(), *_SETTINGS]
+        rows = [f"| base model | {base_txt} |"] + [f"| `{k}` | {_setting(OmegaConf.select(rc, k))} |" for k in [*card_keys(), *data_keys(rc), *_SETTINGS]
                                                    if OmegaConf.select(rc, k, default=_ABSENT) is not _ABSENT]   # a key a run saved before lacks: not listed
         rows += [f"| {k.replace('_', ' ')} | {_fmt(facts[k])} |" for k in ("global_step", "world_size", "rows_per_step",
                  "tokens_per_step", "train_tokens", "train_loss") if facts.get(k) is not None]
