@@ -23,10 +23,10 @@ from .common import eval_device, load_for_eval
 from ..models.architecture import decodes, architecture_of, fused_kernels, position_limit
 
 # %% auto #0
-__all__ = ['CGROUP_MEMORY', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples', 'copy_eval_examples',
-           'evaluate_copy', 'plot_length_curve', 'save_length_eval', 'format_length_table', 'markdown_length_table',
-           'copy_alphabet_size', 'cgroup_free', 'free_memory', 'copy_forward_bytes', 'check_copy_memory',
-           'copy_eval_stem', 'evaluate_copy_checkpoint', 'main']
+__all__ = ['STAR_NOTE', 'CGROUP_MEMORY', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples',
+           'copy_eval_examples', 'evaluate_copy', 'plot_length_curve', 'save_length_eval', 'format_length_table',
+           'markdown_length_table', 'copy_alphabet_size', 'cgroup_free', 'free_memory', 'copy_forward_bytes',
+           'check_copy_memory', 'copy_eval_stem', 'evaluate_copy_checkpoint', 'main']
 
 # %% ../../nbs/eval/01_copy_task.ipynb #6eecd390
 def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded after EOS
@@ -125,6 +125,8 @@ def save_length_eval(rows:list[dict], out_dir, # where `copy_eval.json` and `cop
     return {"json": str(js), "html": str(html)}
 
 # %% ../../nbs/eval/01_copy_task.ipynb #9e0d2504
+STAR_NOTE = "* outside the training lengths"   # what a starred length means, under either table
+
 def _outside(length:int, train_range) -> bool:
     "Whether a string length lies outside the training range (never, without one)."
     return bool(train_range) and not train_range[0] <= length <= train_range[1]
@@ -138,16 +140,17 @@ def format_length_table(rows:list[dict], # `evaluate_copy` rows
     for r, ood in zip(rows, starred):
         lines.append(f"{r['length']:>6}{'*' if ood else ' '} {r['exact_match_accuracy']:>12.3f} {r['token_accuracy']:>10.3f} "
                      f"{r['teacher_forced_accuracy']:>15.3f}")
-    return "\n".join(lines + (["* outside the training lengths"] if any(starred) else []))
+    return "\n".join(lines + ([STAR_NOTE] if any(starred) else []))
 
 # %% ../../nbs/eval/01_copy_task.ipynb #e7de8447
 def markdown_length_table(rows:list[dict], # `evaluate_copy` rows (a `copy_eval.json`'s `results`)
                           train_range:tuple[int, int]|None=None, # (min_len, max_len) seen in training
                          ) -> str:
-    "The length sweep as a markdown table (the model card's), lengths outside the training range starred."
-    lines = [f"| {r['length']}{'*' if _outside(r['length'], train_range) else ''} | " + " | ".join(f"{r[m]:.3f}" for m in EVAL_METRICS)
-             + " |" for r in rows]
-    return "\n".join(["| length | exact match | token accuracy | teacher-forced |", "|---|---|---|---|", *lines])
+    "The length sweep as a markdown table (the model card's), lengths outside the training range starred (and the star explained below it, where a row has one)."
+    starred = [_outside(r["length"], train_range) for r in rows]
+    lines = [f"| {r['length']}{'*' if ood else ''} | " + " | ".join(f"{r[m]:.3f}" for m in EVAL_METRICS) + " |" for r, ood in zip(rows, starred)]
+    return "\n".join(["| length | exact match | token accuracy | teacher-forced |", "|---|---|---|---|", *lines]
+                     + (["", "\\" + STAR_NOTE] if any(starred) else []))   # (escaped: a line starting with * is a list item)
 
 # %% ../../nbs/eval/01_copy_task.ipynb #03545311
 def copy_alphabet_size(tokenizer) -> int:

@@ -24,7 +24,7 @@ from ..models.build import load_model
 # %% auto #0
 __all__ = ['SOURCE_VALID', 'RELEASE_DTYPES', 'HUB_VALID', 'export_source', 'fp32_names', 'cast_for_release', 'find_eval_results',
            'metrics_table', 'record_model', 'measured_here', 'check_eval_records', 'usage_snippet', 'training_facts',
-           'reproduce_command', 'evaluation_sections', 'data_keys', 'resume_lines', 'model_card',
+           'reproduce_command', 'evaluation_sections', 'data_keys', 'setting_keys', 'resume_lines', 'model_card',
            'holds_training_state', 'check_release_folder', 'export_run', 'check_hub_access', 'push_release', 'main']
 
 # %% ../../nbs/experiments/02_export.ipynb #09863126
@@ -184,6 +184,10 @@ def data_keys(rc) -> tuple[str, ...]:
     if copy_train_range(rc): return ("data.synthetic", "data.copy_task.min_len", "data.copy_task.max_len", "data.copy_task.alphabet_size")
     return ("data.block_size",) if train_length(rc) else ("data.padded_examples",)   # (padded examples: one a row, no row length)
 
+def setting_keys(rc) -> list[str]:
+    "The settings of every run the card lists (`_SETTINGS`), less the SWA window of a run without SWA."
+    return [k for k in _SETTINGS if k != "swa.window" or OmegaConf.select(rc, "swa.enabled")]
+
 def resume_lines(src:Path) -> list[str]:
     "The card's lines on the run's resumes (its `RESUME_HISTORY`): the step each continued from and the settings it changed."
     history = next((h for f in (src, src.parent) if isinstance(h := _read_json(f/RESUME_HISTORY), list)), [])
@@ -211,7 +215,7 @@ def model_card(src:Path, # the exported run or checkpoint folder
     if rc is not None:
         base_txt = f"`{base}`" + (f" at revision `{rc.revision}`" if rc.revision else "") if base else "none: trained from scratch"
         facts = training_facts(src, rc)
-        rows = [f"| base model | {base_txt} |"] + [f"| `{k}` | {_setting(OmegaConf.select(rc, k))} |" for k in [*card_keys(), *data_keys(rc), *_SETTINGS]
+        rows = [f"| base model | {base_txt} |"] + [f"| `{k}` | {_setting(OmegaConf.select(rc, k))} |" for k in [*card_keys(), *data_keys(rc), *setting_keys(rc)]
                                                    if OmegaConf.select(rc, k, default=_ABSENT) is not _ABSENT]   # a key a run saved before lacks: not listed
         rows += [f"| {k.replace('_', ' ')} | {_fmt(facts[k])} |" for k in ("global_step", "world_size", "rows_per_step",
                  "tokens_per_step", "train_tokens", "train_loss") if facts.get(k) is not None]
