@@ -4,7 +4,7 @@
 
 # %% ../nbs/core/09_checks.ipynb #ea167635
 from __future__ import annotations
-import math, re
+import math, os, re
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -15,8 +15,9 @@ from .features import feature, load, run_features
 # %% auto #0
 __all__ = ['DROPOUT_MODES', 'PROJ_LETTERS', 'EVAL_METRICS', 'COEF_ACTIVATIONS', 'ATTN_IMPLEMENTATIONS', 'WINDOW_KERNEL_CHOICES',
            'COUNT_FIELDS', 'OPTIONAL_COUNT_FIELDS', 'POSITIVE_FIELDS', 'NON_NEGATIVE_FIELDS', 'BETA_FIELDS',
-           'SEED_FIELDS', 'SYNTHETIC_TASKS', 'parse_layers', 'check_window_kernel', 'parse_letters', 'check_count',
-           'check_number', 'check_feature', 'validate_config', 'check_fsdp', 'check_initial_state']
+           'SEED_FIELDS', 'SYNTHETIC_TASKS', 'OPTIM_NAMES', 'parse_layers', 'check_window_kernel', 'parse_letters',
+           'check_count', 'check_number', 'check_feature', 'unit_schedule', 'check_schedule', 'looks_local',
+           'check_model_path', 'validate_config', 'check_fsdp', 'check_initial_state']
 
 # %% ../nbs/core/09_checks.ipynb #0b08f1a7
 _LAYER_ITEM = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -69,6 +70,8 @@ BETA_FIELDS = ("optim.adam_beta1", "optim.adam_beta2")   # numbers in [0, 1)
 SEED_FIELDS = ("seed", "data.shuffle_seed", "data.copy_task.eval_seed")   # whole numbers in [0, 2**32): what numpy's seeding takes
 
 SYNTHETIC_TASKS = ("", "copy")
+
+OPTIM_NAMES = ("adamw_torch", "adamw_torch_fused")   # the HF Trainer's `optim`s lengen trains with: torch's AdamW (the betas, epsilon, decay policy of `optim.*`), plain or fused
 
 # %% ../nbs/core/09_checks.ipynb #d0c265cc
 def _check_choice(key, value, choices):
@@ -126,9 +129,27 @@ def check_feature(cfg:DictConfig, # a composed TrainingConfig
         if r.when(cfg): raise ConfigError(r.key, OmegaConf.select(cfg, r.key), r.valid.format(cfg=cfg), hint=r.hint)
 
 # %% ../nbs/core/09_checks.ipynb #44b78f43
-def _check_schedule(name):
-    from transformers.trainer_utils import SchedulerType   # here, not at the top: keeps `import lengen.checks` free of torch (0.3 s, not 3.5 s)
-    _check_choice("schedule.schedule_type", name, tuple(s.value for s in SchedulerType))
+def unit_schedule(s, # a `schedule` group: schedule_type, warmup_steps, kwargs
+                  max_steps:int, # the run's steps
+                 ):
+    "The run's learning-rate schedule built by transformers' `get_scheduler` as the Trainer builds it, on a throwaway one-parameter optimizer of lr 1 (its rates are the multipliers)."
+    import torch   # here, not at the top: keeps `import lengen.checks` free of torch (0.3 s, not 3.5 s)
+    from transformers import get_scheduler   # (the same)
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    return get_scheduler(s.schedule_type, opt, num_warmup_steps=s.warmup_steps, num_training_steps=max_steps,
+                         scheduler_specific_kwargs=OmegaConf.to_container(s.kwargs))
+
+def check_schedule(cfg:DictConfig, # a composed TrainingConfig (its counts checked)
+                  ):
+    "Refuse a `schedule.schedule_type` transformers does not know, and `schedule.kwargs` its schedule refuses at any step."
+    from transformers.trainer_utils import SchedulerType   # (the same)
+    s = cfg.schedule
+    _check_choice("schedule.schedule_type", s.schedule_type, tuple(t.value for t in SchedulerType))
+    try: [f(t) for f in getattr(unit_schedule(s, cfg.max_steps), "lr_lambdas", ()) for t in (0, s.warmup_steps, cfg.max_steps)]   # a bad value may fail only at a later step
+    except (TypeError, ValueError, KeyError, ArithmeticError) as e:
+        raise ConfigError("schedule.kwargs", OmegaConf.to_container(s.kwargs), f"the keyword arguments transformers' {s.schedule_type!r} "
+                          f"schedule takes (with warmup_steps={s.warmup_steps}, max_steps={cfg.max_steps})",
+                          hint=f"transformers: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}") from None
 
 # %% ../nbs/core/09_checks.ipynb #e1eb21d1
 def _check_data_source(data):
@@ -139,6 +160,21 @@ def _check_data_source(data):
     if not data.path and not data.dataset_name:
         raise ConfigError("data.path", data.path, "a local dataset directory, or set data.dataset_name (Hub) or "
                           "data.synthetic=copy")
+
+_HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")   # 'name' or 'owner/name'
+
+def looks_local(name:str) -> bool:
+    "Whether `name` is written as a local path, not a Hub id: it starts with /, ./, ../ or ~, or has a path separator without a Hub id's shape."
+    return name.startswith(("/", "./", "../", "~")) or (os.sep in name and not _HUB_ID.match(name))
+
+def check_model_path(name:str, # `model_name_or_path`
+                    ):
+    "Refuse a `model_name_or_path` written as a local path that names no folder (no Hub is asked)."
+    if not name or not looks_local(name) or Path(name).is_dir(): return
+    raise ConfigError("model_name_or_path", name, "an existing checkpoint folder (with config.json), a Hub id such as "
+                      "HuggingFaceTB/SmolLM3-3B, or '' to build a Mamba2 from `arch`", hint=f"It is written as a local path, and "
+                      f"{'it is a file' if Path(name).exists() else 'that folder does not exist'}" +
+                      (" (lengen does not expand ~: write the full path)." if name.startswith("~") else "."))
 
 # %% ../nbs/core/09_checks.ipynb #0dc84fcb
 def validate_config(cfg:DictConfig, # a composed TrainingConfig
@@ -180,7 +216,9 @@ def validate_config(cfg:DictConfig, # a composed TrainingConfig
     _check_choice("attention_scaling.coef_activation", cfg.attention_scaling.coef_activation, COEF_ACTIVATIONS)
     _check_choice("attn_implementation", cfg.attn_implementation, ATTN_IMPLEMENTATIONS)
     check_window_kernel(cfg.window_kernel, cfg.attention_dropout.rate)
-    _check_schedule(cfg.schedule.schedule_type)
+    check_schedule(cfg)
+    _check_choice("optim.optim_name", cfg.optim.optim_name, OPTIM_NAMES)
+    check_model_path(cfg.model_name_or_path)
     _check_data_source(cfg.data)
     for path in cfg.data.val_sets:
         if not Path(path).is_dir(): raise ConfigError("data.val_sets", path, "datasets.save_to_disk folders with prompt and answer columns",

@@ -23,13 +23,13 @@ from ..regularizers.dropout import format_sites, resolve_sites
 from ..models.build import model_skeleton
 from ..eval.position_cli import check_eval_extra, eval_checkpoints_from_config, eval_extra_from_config
 from .divergence import DIVERGED_EXIT, Diverged, diverged_record
-from .trainer import run_finished, run_training
-from .stacked import train_stack
+from .trainer import check_run, finished_steps, held_run, run_training
+from .stacked import check_members, train_stack
 
 # %% auto #0
 __all__ = ['USAGE', 'SITES_USAGE', 'parse_argv', 'sites_report', 'group_listing', 'interrupted_message', 'holds_training',
            'check_eval_data', 'check_eval_output', 'Terminated', 'run_command', 'bars_for_logs', 'main', 'sites_main',
-           'job_config', 'train_job', 'runs_status', 'multirun_main']
+           'job_config', 'earlier_outcome', 'train_job', 'runs_status', 'multirun_main']
 
 # %% ../../nbs/train/05_cli.ipynb #ca1cb117
 def parse_argv(argv:list[str]) -> tuple[str|None, list[str], str|None]:
@@ -77,7 +77,9 @@ USAGE = """usage: lengen_train family=NAME regularizer=NAME [key=value ...] [--c
                      through Hydra's launcher (default: one after another); a run that stopped resumes,
                      one that finished is skipped; hydra.launcher.KEY=VALUE sets the launcher
   --cfg job          print the resolved config and exit (hydra: Hydra's settings, the launcher's; all: both)
-  dry_run=true       validate, print the config and exit before building the model
+  dry_run=true       make every check the run makes before it trains (this machine, the tokenizer, the model source,
+                     what the features need of the model (built without weights), the output folder), print the
+                     config and exit: 0 when the run would start (its data are read only when it starts)
   --list             list the families, the regularizers and the shipped experiments
 Exit status: 0 done; 2 refused input (one paragraph names the field); 3 the run diverged (its loss or weights
 not finite: it stopped there, train_summary.json says where; torchrun reports it as its own failure); 130 Ctrl-C;
@@ -129,7 +131,7 @@ def run_command(cfg, # a composed config (not yet validated)
                 command:dict, # the command line, for lengen_command.json
                 again:str|None=None, # the command that continues the run, said on Ctrl-C (None: say nothing)
                ) -> dict|None:
-    "Evaluate, validate and print, or train the run `cfg` describes; the metrics of a training run, else None."
+    "Evaluate, check and print (`dry_run`), or train the run `cfg` describes; the metrics of a training run, else None."
     check_eval_data(cfg)
     if cfg.eval_extra.eval_only:   # evaluates a checkpoint (and a run folder's checkpoints): nothing to train
         check_eval_output(cfg)
@@ -138,7 +140,8 @@ def run_command(cfg, # a composed config (not yet validated)
         if e.checkpoints: eval_checkpoints_from_config(cfg, folder)
         return None
     validate_config(cfg)
-    if cfg.dry_run:
+    if cfg.dry_run:   # every refusal of the run before it trains: the one function the run calls
+        check_members(cfg) if cfg.stack.seeds else check_run(cfg)
         print(OmegaConf.to_yaml(cfg)); print(sites_report(cfg))
         return None
     try:
@@ -223,10 +226,17 @@ def job_config(cfg, # a multirun job's composed config
     return cfg
 
 # %% ../../nbs/train/05_cli.ipynb #b4b2488c
+def earlier_outcome(cfg:DictConfig, # a multirun job's config (`job_config`)
+                   ) -> str|None:
+    "What its folder says of a job: 'diverged earlier', 'finished earlier' (at its `max_steps` or past them), or None: it trains (a new or stopped run, or a finished one a larger `max_steps` continues)."
+    if diverged_record(cfg.output_dir): return "diverged earlier"
+    steps = finished_steps(cfg.output_dir)
+    return "finished earlier" if steps is not None and steps >= cfg.max_steps else None
+
 def train_job(cfg:DictConfig, # the job's config, as Hydra composed it
               place=job_config, # (config, the job's overrides) -> the config the job runs; `job_config`: a folder of its own
              ) -> dict:
-    "Hydra's task function for `lengen_train -m`: the job's run in its own folder, skipped when it finished earlier; its outcome."
+    "Hydra's task function for `lengen_train -m`: the job's run in its own folder, skipped when it finished earlier (at its max_steps or past them) or diverged; its outcome."
     job = list(HydraConfig.get().overrides.task)
     experiment = next((o.split("=", 1)[1] for o in job if o.startswith("+experiment=")), None)
     bars_for_logs()
@@ -234,7 +244,7 @@ def train_job(cfg:DictConfig, # the job's config, as Hydra composed it
     try:
         cfg = place(finish_config(cfg, HydraConfig.get().runtime.choices), job)
         outcome["output_dir"] = cfg.output_dir
-        if run_finished(cfg.output_dir): return {**outcome, "status": "diverged earlier" if diverged_record(cfg.output_dir) else "finished earlier"}
+        if done := earlier_outcome(cfg): return {**outcome, "status": done, "message": held_run(cfg.output_dir)}
         run_command(cfg, {"experiment": experiment, "overrides": [o for o in job if not o.startswith("+experiment=")]})
     except ConfigError as e:
         print(f"lengen_train: {e}", file=sys.stderr, flush=True)

@@ -14,10 +14,10 @@ from safetensors.torch import load_file
 from transformers import get_scheduler
 
 from ..config import ConfigError
-from ..checks import EVAL_METRICS
+from ..checks import EVAL_METRICS, OPTIM_NAMES
 from ..compose import resolve_aliases
 from ..features import run_features
-from ..data import CopyTaskDataset, build_tokenizer, pack_examples
+from ..data import CopyTaskDataset, pack_examples
 from ..io import folder_lock, provenance, share_files, tensor_bytes, write_json
 from ..checkpoints import check_resume_config, checkpoint_problem, checkpoint_step, latest_checkpoint, rotate_checkpoints
 from ..models.build import build_model
@@ -27,7 +27,7 @@ from ..eval.copy_task import answer_matches, copy_eval_examples, format_length_t
 from ..regularizers.dropout import resolve_sites, site_function
 from ..eval.in_run import curve_lengths, in_run_evaluations
 from .progress import ProgressFile, ended_by_errors
-from .trainer import (cache_triton_autotuning, check_output_dir, previous_run, decay_parameter_names, records_writer, run_finished,
+from .trainer import (cache_triton_autotuning, check_output_dir, check_run, previous_run, decay_parameter_names, records_writer, run_finished,
                                   saving, train_summary, write_summary)
 from .divergence import Diverged
 
@@ -35,8 +35,8 @@ from .divergence import Diverged
 __all__ = ['member_configs', 'stack_refusals', 'check_stack', 'data_order', 'pad_packed', 'StackRows', 'stack_optimizer',
            'lr_multipliers', 'member_grad_norms', 'clip_members', 'StackStep', 'member_optimizer_state',
            'member_tensor_like', 'load_member_optimizer_state', 'save_member_checkpoint', 'common_checkpoint',
-           'teacher_forced_stack', 'evaluate_copy_stack', 'stack_perturbations', 'stack_code_path', 'train_stack',
-           'resume_members', 'stack_loader', 'log_members', 'finish_member']
+           'teacher_forced_stack', 'evaluate_copy_stack', 'stack_perturbations', 'stack_code_path', 'check_members',
+           'train_stack', 'resume_members', 'stack_loader', 'log_members', 'finish_member']
 
 # %% ../../nbs/train/03_stacked.ipynb #917f1f66
 def member_configs(cfg:DictConfig) -> list[DictConfig]:
@@ -64,7 +64,7 @@ def stack_refusals(cfg:DictConfig) -> list[tuple]:
         ("gradient_checkpointing", cfg.gradient_checkpointing, "false", cfg.gradient_checkpointing),
         ("fsdp.enabled", cfg.fsdp.enabled, "false", cfg.fsdp.enabled),
         ("wandb.enabled", cfg.wandb.enabled, "false (each member's losses are in its trainer_state.json)", cfg.wandb.enabled),
-        ("optim.optim_name", cfg.optim.optim_name, "adamw_torch_fused or adamw_torch", cfg.optim.optim_name not in ("adamw_torch_fused", "adamw_torch")),
+        ("optim.optim_name", cfg.optim.optim_name, " or ".join(OPTIM_NAMES), cfg.optim.optim_name not in OPTIM_NAMES),
         ("resume_from_checkpoint", cfg.resume_from_checkpoint, "auto or null (a stack resumes from the newest step every member "
          "completed a checkpoint of)", cfg.resume_from_checkpoint not in (None, "auto")),
     ]
@@ -374,21 +374,29 @@ def stack_code_path(cfg, cuda:bool) -> dict:
             "data.pack_examples": True, "bf16": bool(cfg.bf16 and cuda), "mamba2_fused_kernels": cuda, "kernels.liger": False}
 
 # %% ../../nbs/train/03_stacked.ipynb #36d92921
+def check_members(cfg:DictConfig, # a composed, validated config with `stack.seeds`
+                 ) -> tuple[list, object]:
+    "Every refusal of the stack `cfg` before it trains: the engine's (`check_stack`, bf16 it would not compute), each member's as a run of its own (`check_run`), a member that finished; the members' configs and the tokenizer."
+    check_stack(cfg)
+    if cfg.bf16 and not torch.cuda.is_available():
+        raise ConfigError("bf16", True, "false in a stacked run (stack.seeds) on a machine without CUDA", hint="The stacked engine "
+                          "autocasts to bf16 on a GPU only: here it would train in float32 what the config calls bf16.")
+    members, tok = member_configs(cfg), None
+    for m in members: tok, _ = check_run(m, tok, trainer=False)
+    if done := [m.output_dir for m in members if run_finished(m.output_dir)]:
+        raise ConfigError("stack.seeds", list(cfg.stack.seeds), "seeds whose folders hold no finished run", hint=f"{', '.join(done)} finished already.")
+    return members, tok
+
 def train_stack(cfg:DictConfig, # a composed, validated config with `stack.seeds`
                 command:dict|None=None, # the command line, kept in each member's lengen_command.json
                 log=print) -> dict:
     "Train every seed of `cfg.stack.seeds` as one stacked model; each member's folder ends as a `lengen_train` run's does. Returns {seed: metrics}."
-    check_stack(cfg)
-    members = member_configs(cfg)
+    members, tok = check_members(cfg)
     cache_triton_autotuning()
-    tok = build_tokenizer(cfg)
     with contextlib.ExitStack() as locks:
         for m in members:
-            check_output_dir(m, clear=False)
             locks.enter_context(folder_lock(m.output_dir, "stack.output_dirs"))
-            check_output_dir(m)
-        if done := [m.output_dir for m in members if run_finished(m.output_dir)]:
-            raise ConfigError("stack.seeds", list(cfg.stack.seeds), "seeds whose folders hold no finished run", hint=f"{', '.join(done)} finished already.")
+            check_output_dir(m)   # again: no other run can start there now
         progress = [ProgressFile(m.output_dir, m.max_steps) for m in members]   # each member's lengen_progress.json (lengen.train.progress)
         with ended_by_errors(*progress, holds_run=previous_run): return _train_stack_locked(cfg, members, tok, command, log, progress)
 

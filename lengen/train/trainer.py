@@ -4,7 +4,7 @@
 
 # %% ../../nbs/train/00_trainer.ipynb #ef5d5dfd
 from __future__ import annotations
-import contextlib, importlib.util, json, logging, netrc, os, shutil, sys, time
+import contextlib, copy, importlib.util, json, logging, netrc, os, shutil, sys, time
 from urllib.parse import urlparse
 from pathlib import Path
 
@@ -26,17 +26,19 @@ from ..models.mamba2.model import no_decay_names
 from ..eval.in_run import evaluation_outputs, in_run_evaluations
 from .progress import ProgressFile, ended_by_errors, peak_gpu_gib, read_progress
 from ..features import load, run_features
-from ..ops.kernels import require_kernels
+from ..ops.kernels import check_kernels, require_kernels
 from ..models.architecture import decoder_blocks, fused_kernels, require_feature
-from ..models.build import build_model
+from ..models.build import build_model, model_skeleton, run_config
+from ..regularizers.dropout import resolve_sites
 
 # %% auto #0
 __all__ = ['RUN_RECORDS', 'REFERENCE_PATH_WARNING', 'wandb_logged_in', 'check_wandb', 'training_arguments', 'run_outputs',
-           'previous_run', 'check_output_dir', 'saving', 'decay_parameter_names', 'LengenTrainer',
-           'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile', 'compile_blocks', 'Prepared',
-           'prepare_model', 'FirstStepTimer', 'train_summary', 'write_summary', 'run_code_path', 'run_notes',
-           'check_model_source', 'check_resume', 'write_run_records', 'resume_history', 'records_writer',
-           'run_training', 'run_finished']
+           'previous_run', 'run_finished', 'finished_steps', 'held_run', 'check_output_dir', 'saving',
+           'decay_parameter_names', 'LengenTrainer', 'cache_triton_autotuning', 'refuse_data_parallel', 'check_compile',
+           'compile_blocks', 'Prepared', 'refuse_features', 'prepare_model', 'FirstStepTimer', 'train_summary',
+           'write_summary', 'run_code_path', 'run_notes', 'check_model_source', 'check_resume', 'write_run_records',
+           'resume_history', 'records_writer', 'check_machine', 'check_skeleton', 'check_folder', 'check_run',
+           'run_training']
 
 # %% ../../nbs/train/00_trainer.ipynb #f0acefa3
 def wandb_logged_in() -> bool:
@@ -97,6 +99,22 @@ def previous_run(output_dir) -> list[str]:
     p = Path(output_dir)
     return [d.name for d in _checkpoints(p)] + [f for f in run_outputs() if (p/f).exists()]
 
+# %% ../../nbs/train/00_trainer.ipynb #229abf0a
+def run_finished(output_dir) -> bool:
+    "Whether `output_dir` holds a finished run: its `train_summary.json`, which a run writes last (a diverged run too: `diverged_record`)."
+    return (Path(output_dir)/"train_summary.json").is_file()
+
+def finished_steps(output_dir) -> int|None:
+    "The steps the run that finished in `output_dir` trained (its train_summary.json's `global_step`); None where none finished."
+    return json.loads((Path(output_dir)/"train_summary.json").read_text())["global_step"] if run_finished(output_dir) else None
+
+def held_run(output_dir) -> str:
+    "What run `output_dir` holds, in words: one that diverged (where), finished (its steps) or stopped (its newest complete checkpoint), or another run's files."
+    if d := diverged_record(output_dir): return f"a run that diverged at step {d['step']}"
+    if run_finished(output_dir): return f"a finished run of {finished_steps(output_dir)} steps"
+    if ck := latest_checkpoint(output_dir): return f"a stopped run (its newest complete checkpoint: {Path(ck).name})"
+    return "another run's files"
+
 # %% ../../nbs/train/00_trainer.ipynb #86c258de
 def check_output_dir(cfg, clear:bool=True, # clear a run to overwrite and an interrupted save's leftovers (False: only check)
                     ):
@@ -107,7 +125,7 @@ def check_output_dir(cfg, clear:bool=True, # clear a run to overwrite and an int
         if not cfg.overwrite_output_dir:
             raise ConfigError("output_dir", str(out), "a new or empty folder, or resume_from_checkpoint=auto to continue the "
                               "run there, or overwrite_output_dir=true to delete it and start anew",
-                              hint=f"It holds another run ({', '.join(found[:4])}{', ...' if len(found) > 4 else ''}).")
+                              hint=f"It holds {held_run(out)} ({', '.join(found[:4])}{', ...' if len(found) > 4 else ''}).")
         if clear:
             for name in found: (shutil.rmtree if (out/name).is_dir() else os.remove)(out/name)
     check_writable(out, "output_dir")
@@ -252,12 +270,18 @@ class Prepared:
         return next((h.sites for h in self.handles.values() if hasattr(h, "sites")), [])
 
 # %% ../../nbs/train/00_trainer.ipynb #5b3447dc
-def prepare_model(model, cfg) -> Prepared:
-    "Refuse what `model` cannot train, then apply the run's `prepare` features (`lengen.features`) in order; returns what can be undone."
-    on = [f for f in run_features("prepare") if f.active(cfg)]
-    for f in on:   # every check before any change
+def refuse_features(model, # the model a run trains, or its weightless skeleton (`model_skeleton`)
+                    cfg):
+    "Refuse the run's features `model` cannot take: what each needs of its family, and each one's own refusal (`lengen.features`)."
+    for f in run_features():
+        if not f.active(cfg): continue
         if f.needs: require_feature(model, f, OmegaConf.select(cfg, f.key))
         if f.refuse: load(f.refuse)(model, cfg)
+
+def prepare_model(model, cfg) -> Prepared:
+    "Refuse what `model` cannot train, then apply the run's `prepare` features (`lengen.features`) in order; returns what can be undone."
+    refuse_features(model, cfg)   # every check before any change
+    on = [f for f in run_features("prepare") if f.active(cfg)]
     model.config.use_cache = False   # training needs no KV cache, and packed-document masks are only built without one
     torch._dynamo.config.disable = cfg.compile.disable_dynamo
     prepared, applied = Prepared(), set()
@@ -379,6 +403,47 @@ def records_writer(cfg, command, resume, changes):
     history = resume_history(cfg.output_dir) if resume else []
     return lambda: write_run_records(cfg, command, resume, changes, history)
 
+
+# %% ../../nbs/train/00_trainer.ipynb #686bbc02
+def check_machine(cfg):
+    "Refuse what this machine cannot run, before anything is downloaded: Liger's kernels (`require_kernels`), bf16 autocast on a GPU without bfloat16."
+    if cfg.kernels.liger: require_kernels()
+    if cfg.bf16 and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
+        raise ConfigError("bf16", True, "false on this GPU, or a GPU with bfloat16 arithmetic (NVIDIA Ampere or newer)",
+                          hint=f"{torch.cuda.get_device_name()} has none: the HF Trainer would refuse its arguments.")
+
+def check_skeleton(cfg):
+    "Refuse what the run's features cannot do with its model, built without weights (`model_skeleton`): SWA, what each needs of the family, the kernels, the regularizer sites."
+    model = model_skeleton(cfg)
+    run_config(copy.deepcopy(model.config), cfg)   # SWA and window_sdpa's kernel, as `build_model` applies them
+    refuse_features(model, cfg)
+    if cfg.kernels.liger: check_kernels(model, cfg.kernels)
+    resolve_sites(model, cfg)
+
+def check_folder(cfg):
+    "Refuse an `output_dir` the run cannot train in: a diverged run to resume, another run (`check_output_dir`), a resume that changes what it may not (`check_resume_config`) or whose records are unreadable."
+    if cfg.resume_from_checkpoint and (d := diverged_record(cfg.output_dir)):
+        raise ConfigError("resume_from_checkpoint", cfg.resume_from_checkpoint, "none for this folder", hint=f"The run in {cfg.output_dir} "
+                          f"diverged at step {d['step']} ({d['found_in']} not finite): resumed, it would train from its last checkpoint "
+                          "into the same divergence. Train another seed, or a lower optim.lr, in another output_dir.")
+    check_output_dir(cfg, clear=False)   # refused: the folder untouched
+    if resume := resolve_resume(cfg, log=lambda m: None): check_resume_config(resume, cfg); resume_history(cfg.output_dir)
+
+def check_run(cfg, # a composed, validated TrainingConfig
+              tokenizer=None, # default: `build_tokenizer(cfg)`
+              trainer:bool=True, # the HF Trainer drives it (False: the stacked engine, on one device whatever is visible)
+             ) -> tuple:
+    "Every refusal of the run `cfg` before it trains, its model a weightless skeleton; the (tokenizer, `TrainingArguments`) it trains with."
+    check_machine(cfg)
+    tok = tokenizer or build_tokenizer(cfg)
+    check_model_source(cfg, tok)
+    args = training_arguments(cfg)
+    if trainer: refuse_data_parallel(args)
+    check_skeleton(cfg)
+    with args.main_process_first(desc="output folder"): check_folder(cfg)
+    return tok, args
+
+# %% ../../nbs/train/00_trainer.ipynb #e487cc62
 def run_training(cfg, # a composed, validated TrainingConfig
                  tokenizer=None, # default: `build_tokenizer(cfg)`
                  callbacks:list=(), # extra `TrainerCallback`s (e.g. `lengen_bench`'s step clock)
@@ -387,17 +452,7 @@ def run_training(cfg, # a composed, validated TrainingConfig
     "Train (or resume) the run `cfg` describes; returns the final metrics."
     cache_triton_autotuning()   # later runs on the machine skip autotuning
     set_seed(cfg.seed)
-    if cfg.kernels.liger:   # refused before a model is downloaded, not after
-        require_kernels()
-    tok = tokenizer or build_tokenizer(cfg)
-    check_model_source(cfg, tok)
-    args = training_arguments(cfg)
-    refuse_data_parallel(args)
-    if cfg.resume_from_checkpoint and (d := diverged_record(cfg.output_dir)):
-        raise ConfigError("resume_from_checkpoint", cfg.resume_from_checkpoint, "none for this folder", hint=f"The run in {cfg.output_dir} "
-                          f"diverged at step {d['step']} ({d['found_in']} not finite): resumed, it would train from its last checkpoint "
-                          "into the same divergence. Train another seed, or a lower optim.lr, in another output_dir.")
-    with args.main_process_first(desc="output folder"): check_output_dir(cfg, clear=False)   # refused: the folder untouched
+    tok, args = check_run(cfg, tokenizer)   # every refusal before anything is built (`lengen_train dry_run=true` makes the same)
     with folder_lock(cfg.output_dir, "output_dir") if args.process_index == 0 else contextlib.nullcontext():   # until the run ends
         with args.main_process_first(desc="output folder"): check_output_dir(cfg)   # again: no other run can start here now
         progress = ProgressFile(cfg.output_dir, cfg.max_steps) if args.process_index == 0 else None   # lengen_progress.json (lengen.train.progress)
@@ -423,6 +478,7 @@ def _train_locked(cfg, tok, args, callbacks, command, progress) -> dict:
         for note in run_notes(model, cfg): print(f"lengen_train: {note}", flush=True)
         if resume: print(f"lengen_train: resuming from {resume} (step {checkpoint_step(resume)} of {cfg.max_steps})", flush=True)
     for cb in [FirstStepTimer(cfg), *([progress] if progress else []), *callbacks]: trainer.add_callback(cb)
+    if main and resume: (Path(cfg.output_dir)/"train_summary.json").unlink(missing_ok=True)   # a finished run continued: unfinished until it writes its own
     t0 = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
     metrics = {"train_loss": result.training_loss, "train_seconds": time.time() - t0}
@@ -447,11 +503,6 @@ def _train_locked(cfg, tok, args, callbacks, command, progress) -> dict:
         if args.world_size > 1: torch.distributed.barrier()   # rank 0 has written train_summary.json before any rank exits
         raise Diverged(found, cfg.output_dir, latest_checkpoint(cfg.output_dir))
     return metrics
-
-# %% ../../nbs/train/00_trainer.ipynb #1a875cc6
-def run_finished(output_dir) -> bool:
-    "Whether `output_dir` holds a finished run: its `train_summary.json`, which a run writes last (a diverged run too: `diverged_record`)."
-    return (Path(output_dir)/"train_summary.json").is_file()
 
 # %% ../../nbs/train/00_trainer.ipynb #d039224d
 if __name__ == "__main__" and not in_ipython():
