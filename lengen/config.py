@@ -244,7 +244,7 @@ class TrainingConfig:
     seed: int = 42  # seed of model init, data order and dropout masks
     bf16: bool = False  # bf16 autocast with fp32 master weights
     resume_from_checkpoint: Optional[str] = None  # a checkpoint dir, or auto = newest complete one in output_dir
-    dry_run: bool = False  # validate, print the config (and the dropout sites) and exit
+    dry_run: bool = False  # make every check the run makes before it trains, print the config (and the dropout sites) and exit
     optim: OptimConfig = field(default_factory=OptimConfig)  # optimizer (AdamW)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)  # learning-rate schedule
     data: DataConfig = field(default_factory=DataConfig)  # training and validation data

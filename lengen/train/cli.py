@@ -73,9 +73,10 @@ USAGE = """usage: lengen_train family=NAME regularizer=NAME [key=value ...] [--c
   key=value          any field, dotted: max_steps=100 optim.lr=1e-5 "dropout.apply_to='q,k,v'"
                      (quote comma-separated values for Hydra, or it reads them as a sweep; quote a path
                      with spaces or letters beyond ASCII the same way: 'output_dir="/data/my runs"')
-  -m, --multirun     one run per combination of the comma lists, each in output_dir/<its overrides>,
-                     through Hydra's launcher (default: one after another); a run that stopped resumes,
-                     one that finished is skipped; hydra.launcher.KEY=VALUE sets the launcher
+  -m, --multirun     one run per combination of the comma lists, through Hydra's launcher (default: one
+                     after another), each in output_dir/<its overrides, less those a resume may change>;
+                     a run that stopped resumes, one that finished is skipped (given a larger max_steps,
+                     continued); hydra.launcher.KEY=VALUE sets the launcher
   --cfg job          print the resolved config and exit (hydra: Hydra's settings, the launcher's; all: both)
   dry_run=true       make every check the run makes before it trains (this machine, the tokenizer, the model source,
                      what the features need of the model (built without weights), the output folder), print the
@@ -83,7 +84,8 @@ USAGE = """usage: lengen_train family=NAME regularizer=NAME [key=value ...] [--c
   --list             list the families, the regularizers and the shipped experiments
 Exit status: 0 done; 2 refused input (one paragraph names the field); 3 the run diverged (its loss or weights
 not finite: it stopped there, train_summary.json says where; torchrun reports it as its own failure); 130 Ctrl-C;
-143 SIGTERM. A multirun: 1 when a run failed, else 2 when one was refused, else 3 when one diverged, else 0.
+141 its output's reader closed (| head); 143 SIGTERM. A multirun: 1 when a run failed, else 2 when one was refused,
+else 3 when one diverged, else 0.
 Multi-GPU: torchrun --nproc-per-node=N -m lengen.train.cli family=NAME regularizer=NAME"""
 
 # %% ../../nbs/train/05_cli.ipynb #745d1af7
