@@ -336,7 +336,7 @@ def run_code_path(model, # the model as the run trains it
     fused = fused_kernels(model) and cuda   # None: a family without such kernels
     return {"kernels.liger": bool(k.liger), **liger, "compile.cuda_graphs": bool(cfg.compile.cuda_graphs and cuda),
             "compile.torch_compile": bool(cfg.compile.torch_compile), "data.pack_examples": bool(cfg.data.pack_examples),
-            "bf16": bool(cfg.bf16 and cuda), "mamba2_fused_kernels": fused}
+            "bf16": bool(cfg.bf16), "mamba2_fused_kernels": fused}   # (bf16: the Trainer autocasts on a CPU too)
 
 # %% ../../nbs/train/00_trainer.ipynb #20060175
 REFERENCE_PATH_WARNING = "is falling back to its reference PyTorch implementation"   # transformers' warning, once per Mamba2 kernel
