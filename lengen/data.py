@@ -302,7 +302,7 @@ def prepacked_rows(ds, # a local dataset with an `input_ids` column (`load_local
     top = pc.max(pc.list_flatten(col)).as_py()
     if top >= len(tokenizer):
         raise ConfigError("pretrained_tokenizer", getattr(tokenizer, "name_or_path", "?"), "the tokenizer the rows of data.path "
-                          f"were packed with", hint=f"They hold token id {top}; this tokenizer has {len(tokenizer)} tokens.")
+                          "were packed with", hint=f"They hold token id {top}; this tokenizer has {len(tokenizer)} tokens.")
     if data_cfg.use_doc_masking and "position_ids" not in ds.column_names:
         raise ConfigError("data.use_doc_masking", True, "false for rows packed beforehand without a position_ids column")
     return PackedRows(ds.select_columns([c for c in ("input_ids", "position_ids") if c in ds.column_names]))

@@ -364,7 +364,7 @@ def plot_summary(summary:dict, metric:str=PRIMARY_METRIC, names:dict|None=None, 
                  show_p:bool=True, # False: no p-values on the differences (a pilot's estimates, which test nothing)
                 ):
     "Per setting the seeds' values, mean and interval of `metric`; each regularizer's difference from the baseline with its interval (and p)."
-    label, (lead, digits, unit) = lambda n: (names or {}).get(n, n), _PHRASES[metric]
+    label, (lead, _, unit) = lambda n: (names or {}).get(n, n), _PHRASES[metric]
     settings, colors = summary["settings"], pc.qualitative.Plotly
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
                         subplot_titles=[f"per run: {lead}{unit}", f"difference from {label(summary['baseline'])}, {summary['level']:.0%} CI"])

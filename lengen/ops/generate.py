@@ -236,7 +236,7 @@ def fast_generate(model, stock, # the model and its own `generate`, which takes 
     kw = {**kwargs, **({"input_ids": args[0]} if len(args) == 1 else {})}
     if "inputs" in kw: kw["input_ids"] = kw.pop("inputs")
     if len(args) > 1 or not served(model, kw): return stock(*args, **kwargs)
-    ids = kw["input_ids"]; (B, P), N = ids.shape, new_tokens(model, kw, ids.shape[1])
+    ids = kw["input_ids"]; P = ids.shape[1]; N = new_tokens(model, kw, P)
     cache = cache_in(kw)
     if N is None or N < 1 or (cache is not None and cache.get_seq_length() != P - 1): return stock(*args, **kwargs)
     eos = eos_ids(model, kw)

@@ -318,7 +318,7 @@ def teacher_forced_stack(stack:StackedMamba2, prompts:torch.Tensor, gold:torch.T
                          tokens:int=1 << 21, # tokens a forward may hold over all members
                         ) -> torch.Tensor:
     "Each member's argmax after each gold answer token's predecessor (K, n, A): the n examples packed into one row per member."
-    K, (n, P), A = stack.members, prompts.shape, gold.shape[1]
+    K, (n, P) = stack.members, prompts.shape
     full = torch.cat([prompts, gold.clamp(min=0)], 1)   # (n, T)
     T = full.shape[1]
     per = max(1, tokens // (K * T))
