@@ -1,5 +1,5 @@
 """Run every notebook through nbdev's own test runner (one pytest test per notebook), and the papermill experiment."""
-import json, warnings
+import json, os, warnings
 from configparser import ConfigParser
 from pathlib import Path
 
@@ -26,8 +26,16 @@ def fresh_dynamo():
         torch._dynamo.config.load_config(saved)
 
 
+@pytest.fixture
+def own_environ():
+    "os.environ as it was before the notebook: 04_kernels turns Triton's interpreter on for its process (TRITON_INTERPRET=1), and a later notebook would find Liger's kernels runnable on a CPU."
+    saved = dict(os.environ)
+    yield
+    os.environ.clear(); os.environ.update(saved)
+
+
 @pytest.mark.parametrize("nb", NBS, ids=lambda p: p.relative_to(ROOT / "nbs").with_suffix("").as_posix())
-def test_notebook(nb, fresh_dynamo):
+def test_notebook(nb, fresh_dynamo, own_environ):
     ok, _ = nbt.test_nb(nb, skip_flags=SKIP_FLAGS)
     assert ok, f"{nb.name} failed (traceback above)"
 
