@@ -14,38 +14,43 @@ def lengen_train(*argv, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "lengen.train.cli", *map(str, argv)], capture_output=True, text=True, cwd=cwd, env=env)
 
 
-def test_longer_max_steps_continues_in_the_same_folder(tmp_path):
-    grid = tmp_path/"grid"
-    launch = ["-m", "+experiment=copy_demo", "seed=0", "save_steps=2", "compile.cuda_graphs=false", "data.copy_task.eval_samples=4",
-              "data.copy_task.eval_lengths=[3]", f"output_dir={grid}"]
-    first = lengen_train(*launch, "max_steps=2", "logging_steps=1", f"hydra.sweep.dir={tmp_path/'sweep1'}", cwd=tmp_path)
-    assert first.returncode == 0, first.stderr[-2000:]
-    folders = [p.name for p in grid.iterdir()]
-    assert folders == ["compile.cuda_graphs=False,seed=0"]   # the run's settings, less those a resume may change
-    run = grid/folders[0]
-    (run/"train_summary.json").unlink()   # as if stopped after its last checkpoint (a finished run is skipped instead)
-    again = lengen_train(*launch, "max_steps=3", "logging_steps=2", f"hydra.sweep.dir={tmp_path/'sweep2'}", cwd=tmp_path)
-    assert again.returncode == 0, again.stderr[-2000:]
-    assert [p.name for p in grid.iterdir()] == folders                                   # no second folder beside it
+def launch_grid(tmp_path, sweep:str, *more) -> subprocess.CompletedProcess:
+    "`lengen_train -m` of the copy experiment at seed 0 into tmp_path/grid (checkpoints every 2 steps), Hydra's sweep folder `sweep`, with `more`."
+    return lengen_train("-m", "+experiment=copy_demo", "seed=0", "save_steps=2", "compile.cuda_graphs=false", "data.copy_task.eval_samples=4",
+                        "data.copy_task.eval_lengths=[3]", f"output_dir={tmp_path/'grid'}", *more, f"hydra.sweep.dir={tmp_path/sweep}", cwd=tmp_path)
+
+
+def assert_continued_to_3(run:Path):
+    "The run in `run` was continued once, from its step 2 to step 3, and finished there."
     resumes = json.loads((run/"lengen_resumes.json").read_text())
     assert [(r["step"], r["changed"]["max_steps"]) for r in resumes] == [(2, [2, 3])]   # continued from step 2, to step 3
     assert json.loads((run/"train_summary.json").read_text())["global_step"] == 3
 
 
+def test_longer_max_steps_continues_in_the_same_folder(tmp_path):
+    grid = tmp_path/"grid"
+    first = launch_grid(tmp_path, "sweep1", "max_steps=2", "logging_steps=1")
+    assert first.returncode == 0, first.stderr[-2000:]
+    folders = [p.name for p in grid.iterdir()]
+    assert folders == ["compile.cuda_graphs=False,seed=0"]   # the run's settings, less those a resume may change
+    run = grid/folders[0]
+    (run/"train_summary.json").unlink()   # as if stopped after its last checkpoint (a finished run: the test below)
+    again = launch_grid(tmp_path, "sweep2", "max_steps=3", "logging_steps=2")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert [p.name for p in grid.iterdir()] == folders                                   # no second folder beside it
+    assert_continued_to_3(run)
+
+
 def test_finished_run_says_so_and_a_longer_max_steps_continues_it(tmp_path):
     grid = tmp_path/"grid"
-    launch = ["-m", "+experiment=copy_demo", "seed=0", "save_steps=2", "logging_steps=1", "compile.cuda_graphs=false",
-              "data.copy_task.eval_samples=4", "data.copy_task.eval_lengths=[3]", f"output_dir={grid}"]
-    first = lengen_train(*launch, "max_steps=2", f"hydra.sweep.dir={tmp_path/'sweep1'}", cwd=tmp_path)
+    first = launch_grid(tmp_path, "sweep1", "max_steps=2", "logging_steps=1")
     assert first.returncode == 0, first.stderr[-2000:]
     run = grid/"compile.cuda_graphs=False,seed=0"
-    same = lengen_train(*launch, "max_steps=2", f"hydra.sweep.dir={tmp_path/'sweep2'}", cwd=tmp_path)
+    same = launch_grid(tmp_path, "sweep2", "max_steps=2", "logging_steps=1")
     assert same.returncode == 0, same.stderr[-2000:]
     assert f"lengen_train: finished earlier: {run}: a finished run of 2 steps" in same.stdout, same.stdout[-2000:]
-    longer = lengen_train(*launch, "max_steps=3", f"hydra.sweep.dir={tmp_path/'sweep3'}", cwd=tmp_path)   # the finished run, continued
+    longer = launch_grid(tmp_path, "sweep3", "max_steps=3", "logging_steps=1")   # the finished run, continued
     assert longer.returncode == 0, longer.stderr[-2000:]
     assert "lengen_train: 1 runs: 1 done" in longer.stdout, longer.stdout[-2000:]
     assert [p.name for p in grid.iterdir()] == [run.name]
-    resumes = json.loads((run/"lengen_resumes.json").read_text())
-    assert [(r["step"], r["changed"]["max_steps"]) for r in resumes] == [(2, [2, 3])]
-    assert json.loads((run/"train_summary.json").read_text())["global_step"] == 3
+    assert_continued_to_3(run)
