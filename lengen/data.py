@@ -23,9 +23,9 @@ __all__ = ['COPY_SPECIALS', 'EOT', 'STREAM_TOKENIZE_BATCH', 'TOKENIZER_VALID', '
            'copy_example', 'answer_labels', 'CopyTaskDataset', 'padding_collator', 'copy_example_length',
            'copy_row_length', 'help_topics_texts', 'train_byte_bpe', 'small_bpe_tokenizer', 'pack_documents',
            'PackedTextDataset', 'load_tokenizer', 'build_tokenizer', 'packed_text', 'load_local_documents',
-           'load_text_dataset', 'PackedRows', 'packed_rows_collator', 'packed_text_dataset', 'prepacked_rows',
-           'rank_and_world', 'stream_shard', 'build_train_dataset', 'pack_examples', 'packing_collator',
-           'StreamOrderSampler', 'lane_rows', 'LanePackedText', 'streamed', 'data_workers']
+           'load_text_dataset', 'check_data', 'PackedRows', 'packed_rows_collator', 'packed_text_dataset',
+           'prepacked_rows', 'rank_and_world', 'stream_shard', 'build_train_dataset', 'pack_examples',
+           'packing_collator', 'StreamOrderSampler', 'lane_rows', 'LanePackedText', 'streamed', 'data_workers']
 
 # %% ../nbs/core/03_data.ipynb #c1640971
 COPY_SPECIALS = {"pad_token": "*", "bos_token": "$", "sep_token": "|", "eos_token": "."}
@@ -245,6 +245,12 @@ def load_text_dataset(data_cfg):
                           "data.path=<a local folder of *.parquet files or a save_to_disk folder>",
                           hint=f"Loading it failed: {str(e).splitlines()[0]}") from None
     return ds.shuffle(buffer_size=data_cfg.shuffle_buffer_size, seed=data_cfg.shuffle_seed)
+
+# %% ../nbs/core/03_data.ipynb #d246c8a0
+def check_data(cfg, # a composed TrainingConfig
+              ):
+    "Refuse training data the run could not read, before anything is tokenized: a local `data.path` as `load_local_documents` reads it (the copy task and a Hub stream: nothing, offline)."
+    if cfg.data.path and not cfg.data.synthetic: load_local_documents(cfg.data)
 
 # %% ../nbs/core/03_data.ipynb #4204a33f
 class PackedRows(torch.utils.data.Dataset):
