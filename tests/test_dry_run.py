@@ -3,7 +3,9 @@ as the command line reports it: one paragraph naming the field, exit status 2; 0
 import os, subprocess, sys
 from pathlib import Path
 
-import torch
+import datasets, torch
+
+from lengen.data import small_bpe_tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,3 +38,29 @@ def test_a_folder_holding_a_finished_run_is_refused_naming_it(tmp_path):
     (tmp_path/"run").mkdir(); (tmp_path/"run"/"train_summary.json").write_text('{"global_step": 7}')
     r = dry_run(cwd=tmp_path)
     assert r.returncode == 2 and "It holds a finished run of 7 steps" in r.stderr, r.stderr[-2000:]
+
+
+def local_data_run(data_path, tmp_path) -> list[str]:
+    "The overrides that make `copy_demo` train on the local text of `data_path`, with a small BPE saved in `tmp_path`."
+    small_bpe_tokenizer(256).save_pretrained(str(tmp_path/"tok"))
+    return ["data.synthetic=''", f"data.path={data_path}", f"pretrained_tokenizer={tmp_path/'tok'}"]
+
+
+def test_a_missing_data_folder_is_refused_naming_it(tmp_path):
+    r = dry_run(*local_data_run(tmp_path/"no_such_corpus", tmp_path), cwd=tmp_path)
+    assert r.returncode == 2 and "`data.path` = " in r.stderr and "no_such_corpus" in r.stderr, r.stderr[-2000:]
+
+
+def test_a_folder_without_data_files_is_refused_naming_it(tmp_path):
+    (tmp_path/"notes").mkdir(); (tmp_path/"notes"/"readme.txt").write_text("no data here")
+    r = dry_run(*local_data_run(tmp_path/"notes", tmp_path), cwd=tmp_path)
+    assert r.returncode == 2 and "`data.path` = " in r.stderr and "It holds neither" in r.stderr, r.stderr[-2000:]
+
+
+def test_a_wrong_text_column_is_refused_naming_it(tmp_path):
+    datasets.Dataset.from_dict({"body": ["a first document", "a second one"]}).save_to_disk(str(tmp_path/"docs"))
+    local = local_data_run(tmp_path/"docs", tmp_path)
+    r = dry_run(*local, cwd=tmp_path)
+    assert r.returncode == 2 and "`data.text_column` = 'text'" in r.stderr and "body" in r.stderr, r.stderr[-2000:]
+    r = dry_run(*local, "data.text_column=body", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]   # the same data, read by their column: the run would start

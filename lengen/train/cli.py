@@ -79,8 +79,9 @@ USAGE = """usage: lengen_train family=NAME regularizer=NAME [key=value ...] [--c
                      continued); hydra.launcher.KEY=VALUE sets the launcher
   --cfg job          print the resolved config and exit (hydra: Hydra's settings, the launcher's; all: both)
   dry_run=true       make every check the run makes before it trains (this machine, the tokenizer, the model source,
-                     what the features need of the model (built without weights), the output folder), print the
-                     config and exit: 0 when the run would start (its data are read only when it starts)
+                     what the features need of the model (built without weights), the output folder, a local
+                     data.path: its files, split, text column and documents, read but not tokenized), print the
+                     config and exit: 0 when the run would start (a Hub dataset is reached only when it streams)
   --list             list the families, the regularizers and the shipped experiments
 Exit status: 0 done; 2 refused input (one paragraph names the field); 3 the run diverged (its loss or weights
 not finite: it stopped there, train_summary.json says where; torchrun reports it as its own failure); 130 Ctrl-C;

@@ -14,8 +14,8 @@ from transformers import AutoConfig, Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from ..config import ConfigError
-from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, copy_row_length, data_workers,
-                         packed_rows_collator, packed_text, packing_collator, padding_collator, streamed)
+from ..data import (LanePackedText, StreamOrderSampler, build_tokenizer, build_train_dataset, check_data, copy_row_length,
+                         data_workers, packed_rows_collator, packed_text, packing_collator, padding_collator, streamed)
 from .distributed import fsdp_arguments, fsdp_on_cpu, own_class
 from .divergence import Diverged, DivergenceGuard, diverged_record, finite_weights
 from ..io import check_writable, disk_faults, folder_lock, in_ipython, moved_command, provenance, share_files, tensor_bytes, write_json
@@ -441,6 +441,7 @@ def check_run(cfg, # a composed, validated TrainingConfig
     if trainer: refuse_data_parallel(args)
     check_skeleton(cfg)
     with args.main_process_first(desc="output folder"): check_folder(cfg)
+    with args.main_process_first(desc="training data"): check_data(cfg)   # rank 0 converts a parquet folder into datasets' cache
     return tok, args
 
 # %% ../../nbs/train/00_trainer.ipynb #e487cc62
@@ -464,7 +465,7 @@ def _train_locked(cfg, tok, args, callbacks, command, progress) -> dict:
     main = args.process_index == 0
     resume = resolve_resume(cfg, log=print if main else lambda m: None)
     records = records_writer(cfg, command, resume, check_resume_config(resume, cfg) if resume else {})   # a changed setting: refused here
-    with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache; bad data is refused before a model is built
+    with args.main_process_first(desc="tokenize and pack"): ds = build_train_dataset(cfg, tok)   # rank 0 fills the cache (`check_run` has refused bad data)
     if cfg.initial_state.mode == "passing" and streamed(cfg): ds = LanePackedText(ds, cfg.per_device_train_batch_size)
     model = build_model(cfg, tok)
     if resume: check_resume(resume, model, cfg)
