@@ -4,12 +4,12 @@
 
 # %% ../../nbs/train/07_entry.ipynb #5ae49571
 from __future__ import annotations
-import builtins, importlib, os, select, signal, sys
+import atexit, builtins, importlib, os, select, signal, sys
 
 # %% auto #0
 __all__ = ['SIGPIPE_EXIT', 'SIGINT_EXIT', 'main', 'sites_main', 'bench_main', 'eval_position_main', 'compare_position_main',
            'eval_copy_main', 'eval_lm_main', 'eval_helmet_main', 'helmet_icl_config_main', 'export_main', 'sweep_main',
-           'build_corpus_main', 'reader_gone', 'quiet_pipe', 'interrupted', 'light_entry']
+           'build_corpus_main', 'reader_gone', 'quiet_pipe', 'ExitBySigint', 'light_entry']
 
 # %% ../../nbs/train/07_entry.ipynb #337bcf33
 SIGPIPE_EXIT = 128 + signal.SIGPIPE   # 141: what a shell reports for a command killed by SIGPIPE (`... | head`)
@@ -38,34 +38,34 @@ def quiet_pipe(run, # a command's entry point: run(*args) -> exit status
 # %% ../../nbs/train/07_entry.ipynb #a96d1d8c
 SIGINT_EXIT = 128 + signal.SIGINT   # 130: what a shell reports for Ctrl-C
 
-def _silent_for(stop:BaseException, # the exception to end the process without a word
-                hook, # the `sys.excepthook` for every other
-               ):
-    "`hook`, silent for `stop`."
-    return lambda kind, value, tb: None if value is stop else hook(kind, value, tb)
+class ExitBySigint:
+    "Registered with `atexit` before the command imports anything, so it runs after every exit handler registered later: once `armed`, the process dies of SIGINT there."
+    def __init__(self): self.armed = False; atexit.register(self)
+    def __call__(self):
+        if not self.armed: return
+        sys.stdout.flush(); sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL); os.kill(os.getpid(), signal.SIGINT)
 
-def interrupted(line:str, # what stderr gets, e.g. "lengen_sweep: interrupted" ("": nothing)
-                argv:list[str]|None, # the entry's arguments: None when it runs the process's own command line
-               ) -> int:
-    "Say `line`; status 130 for a caller in Python (`argv` given), else raise a silent `KeyboardInterrupt`: the process dies of SIGINT after its exit handlers."
-    if line: print(line, file=sys.stderr)
-    if argv is not None: return SIGINT_EXIT
-    stop = KeyboardInterrupt()   # this very class: Python kills itself with SIGINT only after a KeyboardInterrupt, not a subclass
-    sys.excepthook = _silent_for(stop, sys.excepthook)
-    raise stop from None
+def _said(line:str) -> int:
+    "`line` on stderr; status 130."
+    print(line, file=sys.stderr)
+    return SIGINT_EXIT
 
 def light_entry(prog:str, # the command's name, e.g. "lengen_train"
                 target:str, # the "module:function" it runs: function(argv) -> exit status
                ):
-    "The entry point of `prog`: `target`'s module imported only when it runs, the command run through `quiet_pipe`; Ctrl-C in either: one line, then `interrupted`."
+    "The entry point of `prog`: `target`'s module imported only when it runs, the command run through `quiet_pipe`; Ctrl-C in either: one line, status 130 (for the process's own command line, death by SIGINT at exit)."
     module, function = target.split(":")
     def entry(argv:list[str]|None=None, # the arguments (default: the command line's)
              ) -> int:
+        at_exit = ExitBySigint() if argv is None else None   # the process's own command line (a console script)
         try: run = getattr(importlib.import_module(module), function)
-        except KeyboardInterrupt: return interrupted(f"{prog}: interrupted while starting", argv)
-        try: status = quiet_pipe(run, argv)
-        except KeyboardInterrupt: return interrupted(f"{prog}: interrupted", argv)   # a command that does not handle Ctrl-C itself
-        return interrupted("", argv) if status == SIGINT_EXIT else status   # one that did (lengen_train) has said so
+        except KeyboardInterrupt: status = _said(f"{prog}: interrupted while starting")
+        else:
+            try: status = quiet_pipe(run, argv)
+            except KeyboardInterrupt: status = _said(f"{prog}: interrupted")   # a command that does not handle Ctrl-C itself
+        if at_exit: at_exit.armed = status == SIGINT_EXIT   # (lengen_train handles it, says so, and returns 130)
+        return status
     entry.__doc__, entry.prog, entry.target = f"`{prog}`: runs `{target}`, imported when called.", prog, target
     return entry
 
