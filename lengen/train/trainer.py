@@ -440,8 +440,8 @@ def check_run(cfg, # a composed, validated TrainingConfig
     args = training_arguments(cfg)
     if trainer: refuse_data_parallel(args)
     check_skeleton(cfg)
-    with args.main_process_first(desc="output folder"): check_folder(cfg)
-    with args.main_process_first(desc="training data"): check_data(cfg)   # rank 0 converts a parquet folder into datasets' cache
+    with args.main_process_first(desc="output folder, training data"):   # one wait; rank 0 converts a parquet folder into datasets' cache
+        check_folder(cfg); check_data(cfg)
     return tok, args
 
 # %% ../../nbs/train/00_trainer.ipynb #e487cc62
