@@ -48,7 +48,7 @@ def run(d):
     status = "diverged" if s and s.get("diverged") else "finished" if s else "failed"
     return {"status": status, "diverged": s.get("diverged") if s else None,
             "train_seconds": s.get("train_seconds") if s else None, "log_tail": log[-600:] if status == "failed" else None}
-out = {"what": "copy runs of wave 7's diverged seeds (stock path, 2,000 steps, trace_nonfinite) under MPS, with and without a neighbour outside MPS",
+out = {"what": "copy runs of wave 7's diverged seeds (stock path, trace_nonfinite; steps: below) under MPS, with and without a neighbour outside MPS",
        "gpu": torch.cuda.get_device_name(), "commit": os.environ.get("LENGEN_SOURCE_COMMIT"), "steps": int(os.environ.get("STEPS", 2000)),
        "conditions": {c.name: {r.name: {d.name: run(d) for d in sorted(r.iterdir()) if d.is_dir()} for r in sorted(c.iterdir())}
                       for c in sorted(W.iterdir()) if c.is_dir() and c.name.endswith("neighbour")}}
