@@ -19,7 +19,11 @@
 # Measured on 2026-12-05 (failure_search S16_T256, one H200): the two seeds side by side under CUDA MPS (MAX_PARALLEL=2)
 # took 810 s each (674 s training 1000 steps, ~90 s of in-run evaluation), 36.7 GB of GPU memory for both.
 # On an H100 (80 GB; lent when no H200 is) at most three copy runs fit (four ran out of memory at step ~6,400: ~20 GiB a
-# run with its evaluation graphs), 82 steps/s for the three (results/gpu/sweep_throughput_h100.json): MAX_PARALLEL=3.
+# run with its evaluation graphs), 82 steps/s for the three (results/gpu/sweep_throughput_h100.json). Measured on
+# 2026-12-06 (copy_confirmatory, one H100): three side by side finished, 818-834 s of training and 859-866 s each, but
+# their records' peak_gpu_gib is 25.1-25.3 GiB (20.2 until step 18,000: the final evaluation's teacher-forced pass over
+# 64 strings of 1,000 letters adds ~5 GiB), so by the fit rule below 2 fit on an H100 and 4 on an H200: MAX_PARALLEL=2 or
+# 4 (auto is refused while the baseline and VPAD experiments have no record with a peak; 3 on an H100 is refused).
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
 # many ("GPU memory: ..."). Both read the records under $W/results: the committed ones of the sweeps in SWEEPS (copied in
@@ -50,7 +54,7 @@ progress() {   # one line per run from its progress file (lengen.train.progress)
   python3 -m lengen.experiments.launch --progress --work-root "$W/runs" --results-root "$W/results"
   nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu --format=csv,noheader 2>/dev/null | sed 's/^/GPU memory used, total; utilization: /'
   grep -m1 "^GPU memory: " "$W/sweep.log" 2>/dev/null   # how many runs fit, or that it is unchecked (lengen_sweep's fit check)
-  tail -n 4 "$W/sweep.log" 2>/dev/null
+  grep -v "^GPU memory: " "$W/sweep.log" 2>/dev/null | tail -n 3   # (that line is above, once)
 }
 
 pack() {   # every results JSON (untar at the repository root), the logs, the progress
