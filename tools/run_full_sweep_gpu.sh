@@ -22,8 +22,9 @@
 # run with its evaluation graphs), 82 steps/s for the three (results/gpu/sweep_throughput_h100.json). Measured on
 # 2026-12-06 (copy_confirmatory, one H100): three side by side finished, 818-834 s of training and 859-866 s each, but
 # their records' peak_gpu_gib is 25.1-25.3 GiB (20.2 until step 18,000: the final evaluation's teacher-forced pass over
-# 64 strings of 1,000 letters adds ~5 GiB), so by the fit rule below 2 fit on an H100 and 4 on an H200: MAX_PARALLEL=2 or
-# 4 (auto is refused while the baseline and VPAD experiments have no record with a peak; 3 on an H100 is refused).
+# 64 strings of 1,000 letters adds ~5 GiB). That pass is now split at lengen.eval.copy_task.FORWARD_TOKENS (memory layout
+# 2, lengen.experiments.results.MEMORY_LAYOUT), and peaks of layout 1 size no new runs: until layout-2 records hold peaks a
+# count is unchecked (auto is refused). MAX_PARALLEL=3 on an H100, 5 on an H200 fit even at 25.3 GiB a run.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
 # many ("GPU memory: ..."). Both read the records under $W/results: the committed ones of the sweeps in SWEEPS (copied in

@@ -23,10 +23,10 @@ from .common import eval_device, load_for_eval
 from ..models.architecture import decodes, architecture_of, fused_kernels, position_limit
 
 # %% auto #0
-__all__ = ['STAR_NOTE', 'CGROUP_MEMORY', 'answer_matches', 'greedy_answers', 'score_group', 'score_examples',
-           'copy_eval_examples', 'evaluate_copy', 'plot_length_curve', 'save_length_eval', 'format_length_table',
-           'markdown_length_table', 'copy_alphabet_size', 'cgroup_free', 'free_memory', 'copy_forward_bytes',
-           'check_copy_memory', 'copy_eval_stem', 'evaluate_copy_checkpoint', 'main']
+__all__ = ['FORWARD_TOKENS', 'STAR_NOTE', 'CGROUP_MEMORY', 'answer_matches', 'greedy_answers', 'forward_rows', 'score_group',
+           'score_examples', 'copy_eval_examples', 'evaluate_copy', 'plot_length_curve', 'save_length_eval',
+           'format_length_table', 'markdown_length_table', 'copy_alphabet_size', 'cgroup_free', 'free_memory',
+           'copy_forward_bytes', 'check_copy_memory', 'copy_eval_stem', 'evaluate_copy_checkpoint', 'main']
 
 # %% ../../nbs/eval/01_copy_task.ipynb #6eecd390
 def answer_matches(generated:torch.Tensor, # (B, >=L) generated tokens, padded after EOS
@@ -49,6 +49,15 @@ def greedy_answers(model, prompts:torch.Tensor, # (B, P) prompts of one length, 
                          do_sample=False, eos_token_id=eos_id, pad_token_id=pad_id)
     return out[:, prompts.shape[1]:]
 
+# %% ../../nbs/eval/01_copy_task.ipynb #0238efe7
+FORWARD_TOKENS = 1 << 15   # the most tokens one teacher-forced forward of the copy evaluation holds
+
+def forward_rows(tokens:int, # the tokens of one example (prompt + answer)
+                 batch:int, # the examples to score
+                ) -> int:
+    "How many examples one teacher-forced forward takes: the batch, or fewer to stay within `FORWARD_TOKENS` (at least one)."
+    return min(batch, max(1, FORWARD_TOKENS // tokens))
+
 # %% ../../nbs/eval/01_copy_task.ipynb #9bda9738
 @torch.no_grad()
 def score_group(model, prompts:torch.Tensor, # (B, P) prompts of one length
@@ -59,7 +68,8 @@ def score_group(model, prompts:torch.Tensor, # (B, P) prompts of one length
     prompts, gold = prompts.to(dev), gold.to(dev)
     em, ta = answer_matches(greedy_answers(model, prompts, gold.shape[1], eos_id, pad_id), gold)
     full = torch.cat([prompts, gold.clamp(min=0)], 1)
-    pred = model(input_ids=full).logits[:, prompts.shape[1] - 1:-1].argmax(-1)
+    rows, P = forward_rows(full.shape[1], full.shape[0]), prompts.shape[1]
+    pred = torch.cat([model(input_ids=part).logits[:, P - 1:-1].argmax(-1) for part in full.split(rows)])
     tf = answer_matches(pred, gold)[1]        # position-wise matches of the teacher-forced argmax
     return {"exact_match_accuracy": em.float(), "token_accuracy": ta.float(), "teacher_forced_accuracy": tf.float()}
 
@@ -200,16 +210,17 @@ def check_copy_memory(ckpt:str, longest:int, # the longest string length asked f
     config, free = AutoConfig.from_pretrained(ckpt), free_memory(device)
     fused = fused_kernels(config)   # None: no kernel-bound ops (an attention model)
     reference = fused is not None and not (device.type == "cuda" and fused)   # transformers' PyTorch scan
-    need = lambda n: copy_forward_bytes(config, copy_example_length(n), batch, reference)
+    rows = lambda n: forward_rows(copy_example_length(n), batch)   # the examples one forward takes
+    need = lambda n: copy_forward_bytes(config, copy_example_length(n), rows(n), reference)
     if need(longest) <= 0.8 * free: return
-    fits, too_long = 0, longest   # memory grows with the length: bisect for the longest that fits (0: none does)
+    fits, too_long = 0, longest   # bisect for a longest that fits (0: none does); need(fits) fits, need(fits + 1) does not
     while too_long - fits > 1:
         mid = (fits + too_long) // 2
         fits, too_long = (mid, too_long) if need(mid) <= 0.8 * free else (fits, mid)
     raise ConfigError("--lengths", longest, f"at most {fits} letters with --batch-size {batch} on this {device.type}",
-                      hint=f"A batch of {batch} strings of {longest} letters needs about {need(longest) / 2**30:.0f} GiB for its "
-                      f"teacher-forced pass{' (the PyTorch reference scan: no fused kernels here)' if reference else ''}; "
-                      f"{free / 2**30:.0f} GiB are free. Lower --batch-size or the lengths.")
+                      hint=f"The teacher-forced pass over {rows(longest)} string{'s' * (rows(longest) > 1)} of {longest} letters at a "
+                      f"time needs about {need(longest) / 2**30:.0f} GiB{' (the PyTorch reference scan: no fused kernels here)' if reference else ''}; "
+                      f"{free / 2**30:.0f} GiB are free. Lower {'--batch-size or ' * (rows(longest) > 1)}the lengths.")
 
 # %% ../../nbs/eval/01_copy_task.ipynb #3458accf
 def copy_eval_stem(lengths:list[int]|None=None, # the lengths asked for (`--lengths`); None: the run's own sweep

@@ -28,6 +28,7 @@ from ..train.cli import runs_status, train_job
 from ..train.trainer import run_finished
 from ..train.divergence import DIVERGED_EXIT, diverged_record
 from ..io import check_output_file, check_writable, in_ipython, log_tail, repo_relative, repo_root, run_cli, write_json
+from .results import MEMORY_LAYOUT
 from .sweep import (ARCH_FIELDS, SWEEPS, RunSpec, collect_result, pending, replacements, run_dir, sweep_specs,
                                       write_result)
 from .gpu_share import (PEAK_MARGIN, PROCESS_GIB, GpuPicker, child_env, gpu_memory_gib, mps_daemon, run_gib,
@@ -114,14 +115,16 @@ def run_stack(stack:list[RunSpec], results_root, work_root, # where results JSON
 
 # %% ../../nbs/experiments/11_launch.ipynb #58644642
 def run_shape(experiment:str, overrides=()) -> dict:
-    "The size of a run, as its record keeps it: its model (`arch`) and its rows a step (`rows_per_step`, one process)."
+    "The size of a run, as its record keeps it: its model (`arch`), its rows a step (`rows_per_step`, one process) and the memory layout of this code (`MEMORY_LAYOUT`)."
     cfg = compose_config(experiment, [*overrides, "seed=0"], validate=False)
-    return {"arch": {k: cfg.arch[k] for k in ARCH_FIELDS}, "rows_per_step": cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps}
+    return {"arch": {k: cfg.arch[k] for k in ARCH_FIELDS}, "rows_per_step": cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps,
+            "memory_layout": MEMORY_LAYOUT}
 
 def peak_key(experiment:str, seeds:int, # seeds a process trains (a stack's, or 1)
              shape:dict) -> tuple:
-    "What a process's peak GPU memory is recorded under: its experiment, its seeds, its model and its rows a step (`run_shape`, or a record)."
-    return (experiment, seeds, tuple((shape.get("arch") or {}).get(k) for k in ARCH_FIELDS), shape.get("rows_per_step"))
+    "What a process's peak GPU memory is recorded under: its experiment, its seeds, its model, its rows a step and the memory layout of the code that ran it (`run_shape`, or a record)."
+    return (experiment, seeds, tuple((shape.get("arch") or {}).get(k) for k in ARCH_FIELDS), shape.get("rows_per_step"),
+            shape.get("memory_layout", 1))
 
 def _seeds_a_process(record:dict) -> int:
     "How many seeds the process that trained a record's run trained: its stack's, or 1."

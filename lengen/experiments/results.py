@@ -16,11 +16,11 @@ from ..checks import EVAL_METRICS
 from ..eval.position import context_windows, window_ce
 
 # %% auto #0
-__all__ = ['load_results', 'by_setting', 'record_diverged', 'seed_stats', 'seeds_label', 'fmt_stats', 'fake_result',
-           'fake_copy_result', 'copy_curves', 'copy_train_ranges', 'copy_table', 'title_layout', 'plot_copy_sweep',
-           'copy_training_curves', 'plot_copy_training', 'copy_outcome', 'fake_position_result', 'position_runs',
-           'position_windows', 'window_stats', 'rise_stats', 'position_table', 'position_outcome', 'load_bench',
-           'bench_rows', 'bench_table', 'plot_bench']
+__all__ = ['MEMORY_LAYOUT', 'load_results', 'by_setting', 'record_diverged', 'seed_stats', 'seeds_label', 'fmt_stats',
+           'fake_result', 'fake_copy_result', 'copy_curves', 'copy_train_ranges', 'copy_table', 'title_layout',
+           'plot_copy_sweep', 'copy_training_curves', 'plot_copy_training', 'copy_outcome', 'fake_position_result',
+           'position_runs', 'position_windows', 'window_stats', 'rise_stats', 'position_table', 'position_outcome',
+           'load_bench', 'bench_rows', 'bench_table', 'plot_bench']
 
 # %% ../../nbs/experiments/04_results.ipynb #74ec6742
 def load_results(folder) -> list[dict]:
@@ -58,13 +58,17 @@ def fmt_stats(s:dict, digits:int=3) -> str:
     return f"{s['mean']:.{digits}f} ({s['min']:.{digits}f}–{s['max']:.{digits}f})" if s["n"] > 1 else f"{s['mean']:.{digits}f}"
 
 # %% ../../nbs/experiments/04_results.ipynb #6d404575
+MEMORY_LAYOUT = 2   # raised by a change that moves runs' peak GPU memory: records keep it, and peaks of an older layout
+                    # size no new runs (lengen.experiments.launch). 2 (2026-12-06): the copy evaluation's teacher-forced pass
+                    # split at lengen.eval.copy_task.FORWARD_TOKENS; a record without the field is of layout 1.
+
 def fake_result(sweep:str, name:str, seed:int, # where the record says it belongs
                 **evaluation) -> dict:
     "A results record with every field `collect_result` writes, experiment 'synthetic' and zeros: for tests and layout checks."
     return {"sweep": sweep, "name": name, "experiment": "synthetic", "overrides": [], "seed": seed, "max_steps": 0, "steps": 0,
             "rows_per_step": 0, "train_tokens": None, "train_loss": 0.0, "parameters": 0, "arch": {}, "corpus": None, "regularizer": {},
             "train_seconds": 0.0, "wall_seconds": 0.0, "concurrent_runs": 1, "devices": 1, "mps": False, "launcher": None, "bf16": False,
-            "device": "synthetic", "peak_gpu_gib": None,
+            "device": "synthetic", "peak_gpu_gib": None, "memory_layout": MEMORY_LAYOUT,
             "provenance": {"commit": None, "dirty": None, "from": "synthetic", "code_path": {}}, **evaluation}
 
 # %% ../../nbs/experiments/04_results.ipynb #eb62e201

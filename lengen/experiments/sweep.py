@@ -17,7 +17,7 @@ from ..eval.in_run import evaluation_record
 from ..checkpoints import latest_checkpoint
 from ..corpus_parts import corpus_identity
 from ..io import device_name, in_ipython, moved_command, relative_override, repo_root, write_json
-from .results import record_diverged
+from .results import MEMORY_LAYOUT, record_diverged
 
 # %% auto #0
 __all__ = ['ARCH_FIELDS', 'SWEEPS', 'RunSpec', 'Sweep', 'result_path', 'run_dir', 'pending', 'write_result', 'count_parameters',
@@ -134,7 +134,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "regularizer": regularizer_record(cfg),   # each run feature's fields (lengen.features)
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "launcher": launcher, "bf16": cfg.bf16,
-            "device": summ.get("provenance", {}).get("gpu") or device_name(), "peak_gpu_gib": summ.get("peak_gpu_gib"),
+            "device": summ.get("provenance", {}).get("gpu") or device_name(), "peak_gpu_gib": summ.get("peak_gpu_gib"), "memory_layout": MEMORY_LAYOUT,
             **({"diverged": diverged} if diverged else evaluation_record(cfg, out)),
             "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"})}
 
