@@ -171,7 +171,7 @@ def parallel_runs(units:list[list[RunSpec]], # the processes to start, a run or 
     b = fit_basis(units, results_root, gpus)
     if not gpus: unknown = "no CUDA GPU is visible here"
     elif b["unrecorded"] and (auto or b["peak"] is None):
-        unknown = f"no record under {repo_relative(results_root)} of {b['unrecorded']} at this size has a peak_gpu_gib"
+        unknown = f"no record under {repo_relative(results_root)} of {b['unrecorded']} at this size and memory layout (MEMORY_LAYOUT {MEMORY_LAYOUT}) has a peak_gpu_gib"
     else: unknown = f"nvidia-smi reports no memory for the GPUs {','.join(gpus)}"
     if auto and (b["unrecorded"] or b["gpu_gib"] is None):
         raise ConfigError("--max-parallel", "auto", "a whole number >= 1 here", hint=f"auto counts the runs that fit in the GPUs' memory "
