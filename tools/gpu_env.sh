@@ -10,17 +10,19 @@ once() {   # MARKER COMMAND...: COMMAND once a machine (the marker in /tmp/site:
   local mark=/tmp/site/.lengen_$1; shift
   if [ ! -f "$mark" ]; then "$@"; mkdir -p /tmp/site && touch "$mark"; fi
 }
-console_scripts() {   # settings.ini's console scripts in /tmp/site/bin: the project travels as a tree on PYTHONPATH, not installed
-  mkdir -p /tmp/site/bin
+console_scripts() {   # settings.ini's console scripts in /tmp/lengen_bin: the project travels as a tree on PYTHONPATH, not
+  # installed. Written at every call (this tree's list), outside /tmp/site so that pip --target keeps installing wheels' bin/.
+  mkdir -p /tmp/lengen_bin
   sed -n 's/^console_scripts *= *//p' settings.ini | tr ' ' '\n' | while IFS='=:' read -r name module fn; do
-    [ -n "$name" ] && printf '#!/usr/bin/env python3\nimport sys\nfrom %s import %s\nsys.exit(%s())\n' "$module" "$fn" "$fn" > "/tmp/site/bin/$name" \
-      && chmod +x "/tmp/site/bin/$name"
+    [ -z "$name" ] && continue   # (two spaces in a row)
+    printf '#!/usr/bin/env python3\nimport sys\nfrom %s import %s\nsys.exit(%s())\n' "$module" "$fn" "$fn" > "/tmp/lengen_bin/$name"
+    chmod +x "/tmp/lengen_bin/$name"
   done
 }
 once first_call true   # its marker's time: when this machine's first call began (run_full_sweep_gpu.sh times its waves from it)
 if [ -d .gpu/wheels ]; then once installed install_gpu; fi
 if [ -d .gpu_eval/wheels ]; then once eval_installed install_wheels .gpu_eval/wheels; fi
 if [ -f .gpu_cache/triton_cache.tgz ]; then once triton_cache unpack_triton_cache; fi
-once console_scripts console_scripts   # so a notebook cell or script can call lengen_train as a user does
+console_scripts   # so a notebook cell or script can call lengen_train as a user does
 if [ -f .gpu/source_commit ]; then export LENGEN_SOURCE_COMMIT="$(cat .gpu/source_commit)"; fi   # the commit (tools/stamp_source.sh): no .git travels
-export PATH=/tmp/site/bin:$PATH PYTHONPATH=$PWD:/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TQDM_DISABLE=1
+export PATH=/tmp/lengen_bin:$PATH PYTHONPATH=$PWD:/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TQDM_DISABLE=1

@@ -24,7 +24,9 @@
 # their records' peak_gpu_gib is 25.1-25.3 GiB (20.2 until step 18,000: the final evaluation's teacher-forced pass over
 # 64 strings of 1,000 letters adds ~5 GiB). That pass is now split at lengen.eval.copy_task.FORWARD_TOKENS (memory layout
 # 2, lengen.experiments.results.MEMORY_LAYOUT), and peaks of layout 1 size no new runs: until layout-2 records hold peaks a
-# count is unchecked (auto is refused). MAX_PARALLEL=3 on an H100, 5 on an H200 fit even at 25.3 GiB a run.
+# count is unchecked (the sweep's log names layout 1's peak and what it would allow; auto is refused). At 25.3 GiB a run,
+# three finished on the H100 (above; ~1.3 GiB a process beyond its peak, by nvidia-smi), and five on an H200 need ~133 of
+# its ~140 GiB: MAX_PARALLEL=3 on an H100, 5 on an H200 (the fit rule's 10% margin would say 2 and 4).
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
 # many ("GPU memory: ..."). Both read the records under $W/results: the committed ones of the sweeps in SWEEPS (copied in
@@ -32,7 +34,7 @@
 #
 # Modes: start | wait | collect (pack now) | stop | receive | throughput (`lengen_sweep --throughput`, ~6 minutes).
 # Settings (environment): SWEEPS (default copy_full_scale), SWEEP_ARGS (more lengen_sweep options, e.g. "--seeds 1 --only
-# baseline,vpad"), MAX_PARALLEL (runs at once on the whole machine, default 4; auto: as many as fit in the GPUs'
+# baseline,vpad"), MAX_PARALLEL (runs at once on the whole machine, default 3: fits an H100; auto: as many as fit in the GPUs'
 # memory), MPS (1; 0: no CUDA MPS), TIME_LIMIT (seconds the sweep may run; default: until MACHINE_SECONDS=1500 after the
 # machine's first call), MIN_LEFT (no run starts with fewer seconds left, default 1200; auto: fewer than the last
 # finished run took), WAIT (seconds a call waits: 480 for start, 540 for wait), CORPUS (the folder `receive` fills,
@@ -89,10 +91,10 @@ case $MODE in
       LIMIT=${TIME_LIMIT:-$(( FIRST_CALL + ${MACHINE_SECONDS:-1500} - $(date +%s) ))}
       [ "$LIMIT" -ge 60 ] || { echo "TIME_LIMIT: $LIMIT s left of MACHINE_SECONDS on this machine, too few for a run"; exit 2; }
       echo "the sweep may run $LIMIT s (it began $(( $(date +%s) - FIRST_CALL )) s after this machine's first call)"
-      setsid nohup python3 -m lengen.experiments.launch ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-4}" \
+      setsid nohup python3 -m lengen.experiments.launch ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-3}" \
         --time-limit "$LIMIT" --min-left "${MIN_LEFT:-1200}" --results-root "$W/results" --work-root "$W/runs" \
         ${SWEEP_ARGS:-} > "$W/sweep.log" 2>&1 < /dev/null &
-      echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, --max-parallel ${MAX_PARALLEL:-4}"
+      echo $! > "$W/sweep.pid"; echo "started the sweep (pid $!): ${SWEEPS:-copy_full_scale}, --max-parallel ${MAX_PARALLEL:-3}"
     fi
     wait_for "${WAIT:-480}"; pack ;;
   wait) wait_for "${WAIT:-540}"; pack

@@ -204,23 +204,22 @@ def copy_forward_bytes(config, # the checkpoint's model config
     return 4 * batch * (tokens * per_token + pairs)
 
 # %% ../../nbs/eval/01_copy_task.ipynb #e85412fe
-def check_copy_memory(ckpt:str, longest:int, # the longest string length asked for
+def check_copy_memory(ckpt:str, lengths:list[int], # the string lengths asked for
                       batch:int, device:torch.device):
-    "Refuse, before loading, lengths whose teacher-forced pass cannot fit in `device`'s free memory; name the longest that fits."
+    "Refuse, before loading, lengths whose teacher-forced pass cannot fit in `device`'s free memory; name the longest up to which every length fits."
     config, free = AutoConfig.from_pretrained(ckpt), free_memory(device)
     fused = fused_kernels(config)   # None: no kernel-bound ops (an attention model)
     reference = fused is not None and not (device.type == "cuda" and fused)   # transformers' PyTorch scan
     rows = lambda n: forward_rows(copy_example_length(n), batch)   # the examples one forward takes
     need = lambda n: copy_forward_bytes(config, copy_example_length(n), rows(n), reference)
-    if need(longest) <= 0.8 * free: return
-    fits, too_long = 0, longest   # bisect for a longest that fits (0: none does); need(fits) fits, need(fits + 1) does not
-    while too_long - fits > 1:
-        mid = (fits + too_long) // 2
-        fits, too_long = (mid, too_long) if need(mid) <= 0.8 * free else (fits, mid)
-    raise ConfigError("--lengths", longest, f"at most {fits} letters with --batch-size {batch} on this {device.type}",
-                      hint=f"The teacher-forced pass over {rows(longest)} string{'s' * (rows(longest) > 1)} of {longest} letters at a "
-                      f"time needs about {need(longest) / 2**30:.0f} GiB{' (the PyTorch reference scan: no fused kernels here)' if reference else ''}; "
-                      f"{free / 2**30:.0f} GiB are free. Lower {'--batch-size or ' * (rows(longest) > 1)}the lengths.")
+    too_big = [n for n in sorted(set(lengths)) if need(n) > 0.8 * free]   # (not only the longest: a split forward can need less)
+    if not too_big: return
+    fits = next(n for n in range(1, too_big[0] + 1) if need(n) > 0.8 * free) - 1   # every length up to `fits` fits (0: none)
+    worst = max(too_big, key=need)
+    raise ConfigError("--lengths", ",".join(map(str, too_big)), f"lengths of at most {fits} letters with --batch-size {batch} on this {device.type}",
+                      hint=f"The teacher-forced pass over {rows(worst)} string{'s' * (rows(worst) > 1)} of {worst} letters at a "
+                      f"time needs about {need(worst) / 2**30:.0f} GiB{' (the PyTorch reference scan: no fused kernels here)' if reference else ''}; "
+                      f"{free / 2**30:.0f} GiB are free. Lower {'--batch-size or ' * (rows(worst) > 1)}the lengths.")
 
 # %% ../../nbs/eval/01_copy_task.ipynb #3458accf
 def copy_eval_stem(lengths:list[int]|None=None, # the lengths asked for (`--lengths`); None: the run's own sweep
@@ -247,7 +246,7 @@ def evaluate_copy_checkpoint(ckpt:str, # local checkpoint directory or Hub id
     lengths = list(lengths or (ct.eval_lengths if ct else [10, 25, 50, 100]))
     seed = seed if seed is not None else (ct.eval_seed if ct else 1234)
     out = check_writable(output_dir_for(ckpt, output_dir), "--output-dir")
-    check_copy_memory(ckpt, max(lengths), min(batch_size, samples), eval_device(device))
+    check_copy_memory(ckpt, lengths, min(batch_size, samples), eval_device(device))
     refuse_overwrite([out/f"{stem}.json", out/f"{stem}.html"], "--output-dir", overwrite)
     model, tok = load_for_eval(ckpt, dtype, device)
     alphabet = ct.alphabet_size if ct else copy_alphabet_size(tok)

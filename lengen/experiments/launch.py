@@ -28,7 +28,7 @@ from ..train.cli import runs_status, train_job
 from ..train.trainer import run_finished
 from ..train.divergence import DIVERGED_EXIT, diverged_record
 from ..io import check_output_file, check_writable, in_ipython, log_tail, repo_relative, repo_root, run_cli, write_json
-from .results import MEMORY_LAYOUT
+from .results import MEMORY_LAYOUT, record_diverged
 from .sweep import (ARCH_FIELDS, SWEEPS, RunSpec, collect_result, pending, replacements, run_dir, sweep_specs,
                                       write_result)
 from .gpu_share import (PEAK_MARGIN, PROCESS_GIB, GpuPicker, child_env, gpu_memory_gib, mps_daemon, run_gib,
@@ -131,12 +131,13 @@ def _seeds_a_process(record:dict) -> int:
     return len((((record.get("provenance") or {}).get("stack")) or {}).get("seeds") or [None])
 
 def recorded_peaks(results_root) -> dict:
-    "The largest `peak_gpu_gib` of the records under `results_root` (every sweep's), per `peak_key`: (peak, record)."
+    "The largest `peak_gpu_gib` of the finished runs' records under `results_root` (every sweep's), per `peak_key`: (peak, record)."
     peaks = {}
     for path in sorted(Path(results_root).glob("*/*.json")):
         try: rec = json.loads(path.read_text())
         except (OSError, ValueError): continue   # no record (nor a peak) in a file that does not read
         peak = rec.get("peak_gpu_gib") if isinstance(rec, dict) else None   # (a protocol, a report: no peak)
+        if peak is not None and record_diverged(rec): continue   # stopped before its final evaluation: not a whole run's peak
         key = isinstance(peak, (int, float)) and peak_key(rec.get("experiment"), _seeds_a_process(rec), rec)
         if key and peak > peaks.get(key, (0.0,))[0]: peaks[key] = (peak, path)
     return peaks
@@ -152,10 +153,13 @@ def fit_basis(units:list[list[RunSpec]], # the processes to start (`stack_units`
     shapes = {(s.experiment, s.overrides): run_shape(s.experiment, s.overrides) for s in dict.fromkeys(u[0] for u in units)}
     keys = sorted({peak_key(u[0].experiment, len(u), shapes[u[0].experiment, u[0].overrides]) for u in units}, key=str)
     peaks = recorded_peaks(results_root)
-    basis = {"peak": None, "gpu_gib": None, "unrecorded": ", ".join(_named(k) for k in keys if k not in peaks)}
+    basis = {"peak": None, "gpu_gib": None, "unrecorded": ", ".join(_named(k) for k in keys if k not in peaks), "older": None}
     if found := [(*peaks[k], k) for k in keys if k in peaks]:
         peak, record, key = max(found, key=lambda f: f[0])
         basis.update(peak=peak, record=repo_relative(record), of=_named(key), gpu_gib=min(gpu_memory_gib(gpus) or [None]))
+    elif older := [(*v, k) for k, v in peaks.items() if k[:-1] in {key[:-1] for key in keys}]:   # same runs, older memory layouts
+        peak, record, key = max(older, key=lambda f: f[0])
+        basis["older"] = {"peak": peak, "record": repo_relative(record), "layout": key[-1], "gpu_gib": min(gpu_memory_gib(gpus) or [None])}
     return basis
 
 def parallel_runs(units:list[list[RunSpec]], # the processes to start, a run or a stack each (`stack_units`)
@@ -177,7 +181,10 @@ def parallel_runs(units:list[list[RunSpec]], # the processes to start, a run or 
         raise ConfigError("--max-parallel", "auto", "a whole number >= 1 here", hint=f"auto counts the runs that fit in the GPUs' memory "
                           f"by the peak GPU memory recorded for their experiment, and {unknown}: give a number (runs record their peaks as they finish).")
     if b["gpu_gib"] is None:
-        log(f"GPU memory: whether {want} runs at once fit is unchecked: {unknown}"); return want
+        o = b["older"]
+        was = (f"; memory layout {o['layout']} recorded {o['peak']} GiB ({o['record']}), by which {runs_that_fit(o['peak'], o['gpu_gib'], len(gpus))} "
+               f"would fit" if o and o["gpu_gib"] and gpus else "")
+        log(f"GPU memory: whether {want} runs at once fit is unchecked: {unknown}{was}"); return want
     fit, per_gpu = runs_that_fit(b["peak"], b["gpu_gib"], len(gpus)), math.ceil(want / len(gpus))
     how = (f"{len(gpus)} GPU{'s' * (len(gpus) > 1)} of {b['gpu_gib']:.1f} GiB hold{'s' * (len(gpus) == 1)} {fit} run{'s' * (fit != 1)} "
            f"of {run_gib(b['peak']):.1f} GiB: the largest peak_gpu_gib recorded for {b['of']}, {b['peak']} GiB in {b['record']}, × {PEAK_MARGIN} + {PROCESS_GIB} GiB")
