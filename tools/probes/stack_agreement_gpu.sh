@@ -26,8 +26,10 @@ def losses(d):
     f = d/"checkpoint-2000"/"trainer_state.json"
     return [[h["step"], h["loss"]] for h in json.loads(f.read_text())["log_history"] if "loss" in h] if f.is_file() else None
 out = {"experiment": os.environ["EXPERIMENT"], "alone_a": losses(W/"alone_a"), "alone_b": losses(W/"alone_b"), **{f"stack_seed{s}": losses(W/"stack"/f"seed{s}") for s in range(8)},
-       "logs": {n: (W/f"{n}.log").read_text(errors="replace")[-1500:] for n in ("alone_a", "alone_b", "stack")},
-       "summaries": {str(p.relative_to(W)): json.loads(p.read_text()) for p in sorted(W.rglob("train_summary.json"))}}   # training seconds, peak memory
+       "summaries": {str(p.relative_to(W)): {k: v for k, v in json.loads(p.read_text()).items() if k not in ("json", "html")}   # (machine paths)
+                     for p in sorted(W.rglob("train_summary.json"))}}   # training seconds, peak memory
+(pathlib.Path(os.environ["OUT"])/"stack_agreement_logs.txt").write_text(   # the logs' tails, to read: not for the repository (machine paths)
+    "".join(f"== {n}\n" + (W/f"{n}.log").read_text(errors="replace")[-1500:] for n in ("alone_a", "alone_b", "stack")))
 (pathlib.Path(os.environ["OUT"])/"stack_agreement.json").write_text(json.dumps(out, indent=1))
-print({k: (v[:2], v[-1]) if isinstance(v, list) else None for k, v in out.items() if k not in ("logs", "experiment")})
+print({k: (v[:2], v[-1]) if isinstance(v, list) else None for k, v in out.items() if k != "experiment"})
 PY
