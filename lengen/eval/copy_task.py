@@ -54,9 +54,10 @@ FORWARD_TOKENS = 1 << 15   # the most tokens one teacher-forced forward of the c
 
 def forward_rows(tokens:int, # the tokens of one example (prompt + answer)
                  batch:int, # the examples to score
+                 budget:int|None=None, # the most tokens one forward holds (default `FORWARD_TOKENS`)
                 ) -> int:
-    "How many examples one teacher-forced forward takes: the batch, or fewer to stay within `FORWARD_TOKENS` (at least one)."
-    return min(batch, max(1, FORWARD_TOKENS // tokens))
+    "How many examples one teacher-forced forward takes: the batch, or fewer to stay within `budget` tokens (at least one)."
+    return min(batch, max(1, (budget or FORWARD_TOKENS) // tokens))
 
 # %% ../../nbs/eval/01_copy_task.ipynb #9bda9738
 @torch.no_grad()
@@ -212,9 +213,10 @@ def check_copy_memory(ckpt:str, lengths:list[int], # the string lengths asked fo
     reference = fused is not None and not (device.type == "cuda" and fused)   # transformers' PyTorch scan
     rows = lambda n: forward_rows(copy_example_length(n), batch)   # the examples one forward takes
     need = lambda n: copy_forward_bytes(config, copy_example_length(n), rows(n), reference)
-    too_big = [n for n in sorted(set(lengths)) if need(n) > 0.8 * free]   # (not only the longest: a split forward can need less)
+    budget = 0.8 * free
+    too_big = [n for n in sorted(set(lengths)) if need(n) > budget]   # (not only the longest: a split forward can need less)
     if not too_big: return
-    fits = next(n for n in range(1, too_big[0] + 1) if need(n) > 0.8 * free) - 1   # every length up to `fits` fits (0: none)
+    fits = next(n for n in range(1, too_big[0] + 1) if need(n) > budget) - 1   # every length up to `fits` fits (0: none)
     worst = max(too_big, key=need)
     raise ConfigError("--lengths", ",".join(map(str, too_big)), f"lengths of at most {fits} letters with --batch-size {batch} on this {device.type}",
                       hint=f"The teacher-forced pass over {rows(worst)} string{'s' * (rows(worst) > 1)} of {worst} letters at a "

@@ -154,10 +154,11 @@ def fit_basis(units:list[list[RunSpec]], # the processes to start (`stack_units`
     keys = sorted({peak_key(u[0].experiment, len(u), shapes[u[0].experiment, u[0].overrides]) for u in units}, key=str)
     peaks = recorded_peaks(results_root)
     basis = {"peak": None, "gpu_gib": None, "unrecorded": ", ".join(_named(k) for k in keys if k not in peaks), "older": None}
+    runs = {key[:-1] for key in keys}   # the keys without their memory layout
     if found := [(*peaks[k], k) for k in keys if k in peaks]:
         peak, record, key = max(found, key=lambda f: f[0])
         basis.update(peak=peak, record=repo_relative(record), of=_named(key), gpu_gib=min(gpu_memory_gib(gpus) or [None]))
-    elif older := [(*v, k) for k, v in peaks.items() if k[:-1] in {key[:-1] for key in keys}]:   # same runs, older memory layouts
+    elif older := [(*v, k) for k, v in peaks.items() if k[:-1] in runs]:   # the same runs, older memory layouts
         peak, record, key = max(older, key=lambda f: f[0])
         basis["older"] = {"peak": peak, "record": repo_relative(record), "layout": key[-1], "gpu_gib": min(gpu_memory_gib(gpus) or [None])}
     return basis
@@ -183,7 +184,7 @@ def parallel_runs(units:list[list[RunSpec]], # the processes to start, a run or 
     if b["gpu_gib"] is None:
         o = b["older"]
         was = (f"; memory layout {o['layout']} recorded {o['peak']} GiB ({o['record']}), by which {runs_that_fit(o['peak'], o['gpu_gib'], len(gpus))} "
-               f"would fit" if o and o["gpu_gib"] and gpus else "")
+               f"would fit" if o and o["gpu_gib"] else "")
         log(f"GPU memory: whether {want} runs at once fit is unchecked: {unknown}{was}"); return want
     fit, per_gpu = runs_that_fit(b["peak"], b["gpu_gib"], len(gpus)), math.ceil(want / len(gpus))
     how = (f"{len(gpus)} GPU{'s' * (len(gpus) > 1)} of {b['gpu_gib']:.1f} GiB hold{'s' * (len(gpus) == 1)} {fit} run{'s' * (fit != 1)} "

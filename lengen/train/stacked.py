@@ -23,7 +23,7 @@ from ..checkpoints import check_resume_config, checkpoint_problem, checkpoint_st
 from ..models.build import build_model
 from ..models.stacked import COMPILE, StackedMamba2, StackedStepper
 from ..ops.decode import GreedyDecoder
-from ..eval.copy_task import answer_matches, copy_eval_examples, format_length_table, save_length_eval
+from ..eval.copy_task import answer_matches, copy_eval_examples, format_length_table, forward_rows, save_length_eval
 from ..regularizers.dropout import resolve_sites, site_function
 from ..eval.in_run import curve_lengths, in_run_evaluations
 from .progress import ProgressFile, ended_by_errors
@@ -321,7 +321,7 @@ def teacher_forced_stack(stack:StackedMamba2, prompts:torch.Tensor, gold:torch.T
     K, (n, P) = stack.members, prompts.shape
     full = torch.cat([prompts, gold.clamp(min=0)], 1)   # (n, T)
     T = full.shape[1]
-    per = max(1, tokens // (K * T))
+    per = forward_rows(K * T, n, tokens)   # examples a forward: each one K rows of T tokens
     out = []
     for s in range(0, n, per):
         part = full[s:s + per]
