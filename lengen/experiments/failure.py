@@ -15,9 +15,11 @@ from .stats import (check_code_paths, compare_settings, completed_runs, distinct
 
 # %% auto #0
 __all__ = ['FAILURE_MARGIN', 'FAILURE_SEEDS', 'SEARCH_BUDGET', 'FAILURE_RISE', 'RULE_DATES', 'POSITION_METRICS',
-           'MEMORIZATION_RISE', 'PROTOCOL', 'rise_past_length', 'has_window_control', 'bootstrap_ci', 'window_failure',
-           'failure_past_length', 'failure_curve', 'failure_onset', 'memorization_check', 'check_eval_documents',
-           'failure_over_seeds', 'summarize_position', 'failure_sentence', 'configuration_verdict', 'search_status']
+           'MEMORIZATION_RISE', 'PROTOCOL', 'NEGATIVE_SCOPE', 'rise_past_length', 'has_window_control', 'bootstrap_ci',
+           'window_failure', 'failure_past_length', 'failure_curve', 'failure_onset', 'memorization_check',
+           'check_eval_documents', 'failure_over_seeds', 'summarize_position', 'failure_sentence',
+           'configuration_verdict', 'search_state', 'run_failures', 'no_failure_found', 'search_status',
+           'search_headline']
 
 # %% ../../nbs/experiments/08_failure.ipynb #3c3c0c20
 FAILURE_MARGIN = 0.05   # nats: a seed fails when full − window over [4T, 8T) exceeds this with its interval over documents above 0
@@ -196,30 +198,65 @@ def configuration_verdict(name:str, # a configuration of the search (its own bas
     return (f"{head}: {failure_sentence(s)}" + (f" Flagged for memorization ({', '.join(flagged)}): it does not count as failing."
                                                 if flagged else "")), bool(s["baseline_fails"]) and not flagged
 
+def search_state(records:list[dict], # the failure search's results records (each configuration its own baseline)
+                 order:list[str], # its configurations, in the protocol's order
+                 seeds:int=FAILURE_SEEDS, # the seeds planned for each
+                 budget:int=SEARCH_BUDGET, # how many of the first configurations the budget covers (the rest: only on budget left over)
+                ) -> dict:
+    "Where the search stands by its stopping rule: each configuration's runs, the verdicts in order up to the first failure, that failure, those planned next and those left for budget left over."
+    runs = {n: [r for r in records if r["name"] == n] for n in dict.fromkeys([*order, *(r["name"] for r in records)])}
+    verdicts, failed = {}, None
+    for name in [n for n in order if runs[n]]:
+        verdicts[name] = configuration_verdict(name, runs[name], seeds)
+        if verdicts[name][1]: failed = name; break
+    waiting = [n for n in order if len(runs[n]) < seeds]
+    return {"runs": runs, "verdicts": verdicts, "failed": failed, "planned": [n for n in waiting if order.index(n) < budget],
+            "spare": [n for n in waiting if order.index(n) >= budget]}
+
+def run_failures(st:dict) -> list[float]:
+    "Each judged run's full − window over [4T, 8T) (the final model's), over the configurations `search_state` judged."
+    return [f["diff"] for n, (_, fails) in st["verdicts"].items() if fails is not None
+            for f in summarize_position(st["runs"][n], baseline=n)["baseline_failure"]]
+
+def no_failure_found(st:dict) -> str:
+    "The negative result in words: none fails, the measured range, and what it does not show (the protocol's 'What a negative result means')."
+    d = run_failures(st)
+    return ("none fails by the rule: at these model sizes and token counts the baseline read whole is no worse past its training length "
+            f"than a reader of its training length (full − window over 4T–8T from {min(d):+.3f} to {max(d):+.3f} nats in the {len(d)} runs"
+            + (", below 0 in every one" if max(d) < 0 else "") + ")")
+
+NEGATIVE_SCOPE = ("A negative result at this scale: it does not show that Mamba2 never fails past its training length (longer training, "
+                  "other data, other lengths and state sizes are outside the plan), and no comparison of regularizers is run where nothing "
+                  "fails: that would need a protocol of its own that says what it would show.")
+
 def search_status(records:list[dict], # the failure search's results records (each configuration its own baseline)
                   order:list[str], # its configurations, in the protocol's order
                   seeds:int=FAILURE_SEEDS, # the seeds planned for each
                   budget:int=SEARCH_BUDGET, # how many of the first configurations the budget covers (the rest: only on budget left over)
                  ) -> str:
     "The failure search so far, by its stopping rule: each configuration's verdict (`configuration_verdict`) and what comes next; runs of configurations outside `order` are reported apart."
-    runs = {n: [r for r in records if r["name"] == n] for n in dict.fromkeys([*order, *(r["name"] for r in records)])}
-    said, waiting = [], [n for n in order if len(runs[n]) < seeds]
-    for name in order:
-        if not runs[name]: continue
-        text, fails = configuration_verdict(name, runs[name], seeds)
-        said.append(text)
-        if fails:
-            said.append(f"The search stops at {name}, the first configuration in the protocol's order that fails: the regularizers "
-                        "are compared there, under a protocol of their own."); break
-    else:
-        planned, spare = [n for n in waiting if order.index(n) < budget], [n for n in waiting if order.index(n) >= budget]
-        no_failure = ("none fails by the rule: at these model sizes and token counts the baseline read whole is no worse past its "
-                      "training length than a reader of its training length")
-        if planned: said.append(f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
-                                + (f"; {listing(spare)} only if budget is left over" if spare else "") + ".")
-        elif spare: said.append(f"The search has ended with its budget spent ({budget} GPU machines, a configuration each): of the "
-                                f"configurations run, {no_failure}. Not run: {listing(spare)} (only on budget left over).")
-        else: said.append(f"Every configuration of the plan has run and {no_failure}.")
-    said += [f"Outside the protocol's plan, so not part of the search: {configuration_verdict(n, rs, seeds)[0]}" for n, rs in runs.items() if n not in order]
+    st = search_state(records, order, seeds, budget)
+    said, planned, spare = [text for text, _ in st["verdicts"].values()], st["planned"], st["spare"]
+    if st["failed"]: said.append(f"The search stops at {st['failed']}, the first configuration in the protocol's order that fails: the "
+                                 "regularizers are compared there, under a protocol of their own.")
+    elif planned: said.append(f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
+                              + (f"; {listing(spare)} only if budget is left over" if spare else "") + ".")
+    elif spare: said.append(f"The search has ended with its budget spent ({budget} GPU machines, a configuration each): of the configurations "
+                            f"run, {no_failure_found(st)}. Not run: {listing(spare)} (only on budget left over). {NEGATIVE_SCOPE}")
+    else: said.append(f"Every configuration of the plan has run and {no_failure_found(st)}. {NEGATIVE_SCOPE}")
+    said += [f"Outside the protocol's plan, so not part of the search: {configuration_verdict(n, rs, seeds)[0]}"
+             for n, rs in st["runs"].items() if n not in order]
     return "\n\n".join(said)
+
+def search_headline(records:list[dict], order:list[str], seeds:int=FAILURE_SEEDS, budget:int=SEARCH_BUDGET) -> str:
+    "The search's outcome in one clause, for a summary table: where it stands, where it stopped, or that it ended finding none."
+    st = search_state(records, order, seeds, budget)
+    tried = [n for n in order if st["runs"][n]]
+    if st["failed"]: return f"it stopped at {st['failed']}, where the baseline fails by the rule: the regularizers are compared there (below the table)"
+    if st["planned"]: return f"where it stands, below the table ({listing(tried) or 'no run yet'})"
+    d = run_failures(st)
+    return (f"it has ended and found none: in none of the {len(tried)} configurations tried ({listing(tried)}) is the baseline read whole worse "
+            f"past its training length than a reader of its training length (full − window over 4T–8T from {min(d):+.3f} to {max(d):+.3f} "
+            f"nats in its {len(d)} runs)" + (f"; {listing(st['spare'])} not run for lack of budget" if st["spare"] else "")
+            + "; a negative result at these sizes, details below the table")
 
