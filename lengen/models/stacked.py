@@ -15,8 +15,7 @@ from transformers import Mamba2Config, Mamba2ForCausalLM
 from .architecture import prepare
 
 # %% auto #0
-__all__ = ['CONV_KERNEL', 'COMPILE', 'pre_scan', 'pre_scan_folded', 'post_scan', 'scan_inputs_folded', 'block_norm',
-           'BLOCK_PARAMS', 'same_sequence', 'stacked_conv', 'conv_kernel_available', 'stacked_conv_kernel',
+__all__ = ['COMPILE', 'pre_scan', 'pre_scan_folded', 'post_scan', 'block_norm', 'BLOCK_PARAMS', 'same_sequence', 'stacked_conv',
            'ssd_reference', 'fold_decay', 'stacked_scan', 'stacked_scan_backward', 'fused_scan_available', 'rms',
            'gated_rms', 'bmm_linear', 'on_cuda_compiled', 'check_stackable', 'StackedBlock', 'StackedOutput',
            'member_losses', 'member_embeddings', 'member_tensor', 'StackedMamba2', 'StackedState', 'ssm_step_stacked',
@@ -41,24 +40,6 @@ def stacked_conv(x:Tensor, # (K, L, C) the convolution's input, each member's ro
     for s in range(1, W):
         y = y + F.pad(x[:, :-s], (0, 0, s, 0)) * same[s - 1] * weight[:, None, :, W - 1 - s].to(x.dtype)
     return y
-
-# %% ../../nbs/models/08_stacked.ipynb #4a972121
-CONV_KERNEL = False   # on CUDA with causal_conv1d installed: the stacked convolution by its kernels (`stacked_conv_kernel`); False: `stacked_conv`
-
-def conv_kernel_available(x:Tensor) -> bool:
-    "Whether the mixer convolves `x` with `stacked_conv_kernel`: `CONV_KERNEL` on, a CUDA tensor, causal_conv1d installed."
-    return CONV_KERNEL and x.is_cuda and importlib.util.find_spec("causal_conv1d") is not None
-
-def stacked_conv_kernel(x:Tensor, # (K, L, C) the convolution's input, each member's row
-                        weight:Tensor, # (K, C, W) each member's depthwise kernels
-                        bias:Tensor, # (K, C)
-                        seq_idx:Tensor, # (K, L) sequence index of each token
-                       ) -> Tensor:
-    "`silu(stacked_conv(...))` by causal_conv1d's CUDA kernels, a member at a time, nothing read across a sequence boundary: (K, L, C)."
-    from causal_conv1d import causal_conv1d_fn  # optional: the gpu extra (causal-conv1d)
-    seq = seq_idx.to(torch.int32)
-    return torch.stack([causal_conv1d_fn(x[k].T[None], weight[k], bias[k], seq[k][None].contiguous(), activation="silu")[0].T
-                        for k in range(x.shape[0])])
 
 # %% ../../nbs/models/08_stacked.ipynb #b089457e
 def ssd_reference(x:Tensor, # (K, L, H, P) inputs of each head
@@ -165,29 +146,23 @@ class on_cuda_compiled:
         return self.compiled(*args)
 
 # %% ../../nbs/models/08_stacked.ipynb #95c7c70a
-def _scan_inputs(xbc:Tensor, # (K, L, conv channels) the convolution's output after its SiLU
-                 dt:Tensor, # (K, L, H) raw time steps
-                 dt_bias:Tensor, A_log:Tensor,
-                 shape:tuple, # (heads, head_dim, groups, state_size)
-                ) -> tuple:
-    "The split into x, B, C, dt's bias and softplus, A: what the scan reads."
+def _pre_scan(xbc:Tensor, # (K, L, conv channels) the convolution's input
+              dt:Tensor, # (K, L, H) raw time steps
+              conv_weight:Tensor, conv_bias:Tensor, same:list[Tensor], dt_bias:Tensor, A_log:Tensor,
+              shape:tuple, # (heads, head_dim, groups, state_size)
+             ) -> tuple:
+    "The mixer between in_proj and the scan: convolution and SiLU, the split into x, B, C, dt's bias and softplus, A."
     H, P, G, N = shape
     K, L, _ = xbc.shape
+    xbc = F.silu(stacked_conv(xbc, conv_weight, conv_bias, same))
     xs, B, C = xbc.split([H * P, G * N, G * N], -1)
     dt = F.softplus(dt.float() + dt_bias[:, None].float())
     return xs.reshape(K, L, H, P), dt, -torch.exp(A_log.float()), B.reshape(K, L, G, N), C.reshape(K, L, G, N)
 
-def _pre_scan(xbc:Tensor, # (K, L, conv channels) the convolution's input
-              dt:Tensor, conv_weight:Tensor, conv_bias:Tensor, same:list[Tensor], dt_bias:Tensor, A_log:Tensor, shape:tuple) -> tuple:
-    "The mixer between in_proj and the scan: convolution and SiLU (`stacked_conv`), then `_scan_inputs`."
-    return _scan_inputs(F.silu(stacked_conv(xbc, conv_weight, conv_bias, same)), dt, dt_bias, A_log, shape)
-
-def _folded(xs, dt, A, B, C) -> tuple:
-    "The scan's inputs and `fold_decay`'s x and dt for the scan kernel."
+def _pre_scan_folded(*args) -> tuple:
+    "`_pre_scan`, then `fold_decay`'s x and dt for the scan kernel."
+    xs, dt, A, B, C = _pre_scan(*args)
     return xs, dt, A, B.contiguous(), C.contiguous(), *fold_decay(xs, dt, A)
-
-def _pre_scan_folded(*args) -> tuple: return _folded(*_pre_scan(*args))
-def _scan_inputs_folded(*args) -> tuple: return _folded(*_scan_inputs(*args))
 
 def _post_scan(y:Tensor, # (K, L, H, P) the scan's output, without D
                xs:Tensor, D:Tensor, z:Tensor, gate_norm:Tensor, eps:float, group:int) -> Tensor:
@@ -197,7 +172,6 @@ def _post_scan(y:Tensor, # (K, L, H, P) the scan's output, without D
     return gated_rms(y, z, gate_norm, eps, group)
 
 pre_scan, pre_scan_folded, post_scan = on_cuda_compiled(_pre_scan), on_cuda_compiled(_pre_scan_folded), on_cuda_compiled(_post_scan)
-scan_inputs_folded = on_cuda_compiled(_scan_inputs_folded)
 block_norm = on_cuda_compiled(rms)
 
 # %% ../../nbs/models/08_stacked.ipynb #6690efcc
@@ -234,11 +208,8 @@ class StackedBlock(nn.Module):
         "The mixer's output (K, L, hidden) for the normalized input `x`; `at(point, t)` applies the perturbations of a site."
         z, xbc, dt = bmm_linear(at("in_proj", x), self.in_proj).split([self.inner, self.inner + 2 * self.G * self.N, self.H], -1)
         shape, fused = (self.H, self.P, self.G, self.N), fused_scan_available(x)
-        if fused and conv_kernel_available(x):   # the convolution by causal_conv1d's kernels, the rest compiled
-            xs, dt, A, B, C, *folded = scan_inputs_folded(stacked_conv_kernel(xbc, self.conv_weight, self.conv_bias, seq_idx),
-                                                          dt, self.dt_bias, self.A_log, shape)
-        else: xs, dt, A, B, C, *folded = (pre_scan_folded if fused else pre_scan)(xbc, dt, self.conv_weight, self.conv_bias, same,
-                                                                                 self.dt_bias, self.A_log, shape)
+        xs, dt, A, B, C, *folded = (pre_scan_folded if fused else pre_scan)(xbc, dt, self.conv_weight, self.conv_bias, same,
+                                                                           self.dt_bias, self.A_log, shape)
         if fused: y = stacked_scan(*folded, B, C, seq_idx.to(torch.int32).contiguous(), self.chunk_size)
         else: y = ssd_reference(xs, dt, A, B, C, seq_idx)
         y = at("gate_norm", post_scan(y, xs, self.D, z, self.gate_norm, self.eps, self.inner // self.G))

@@ -21,8 +21,7 @@ from ..data import CopyTaskDataset, pack_examples
 from ..io import folder_lock, provenance, share_files, tensor_bytes, write_json
 from ..checkpoints import check_resume_config, checkpoint_problem, checkpoint_step, latest_checkpoint, rotate_checkpoints
 from ..models.build import build_model
-from ..models.stacked import StackedMamba2, StackedStepper
-from ..models import stacked as stacked_model   # its switches (COMPILE, CONV_KERNEL), read when a run records them
+from ..models.stacked import COMPILE, StackedMamba2, StackedStepper
 from ..ops.decode import GreedyDecoder
 from ..eval.copy_task import answer_matches, copy_eval_examples, format_length_table, forward_rows, save_length_eval
 from ..regularizers.dropout import resolve_sites, site_function
@@ -371,8 +370,7 @@ def stack_perturbations(model, cfg) -> dict:
 # %% ../../nbs/train/03_stacked.ipynb #3204f389
 def stack_code_path(cfg, cuda:bool) -> dict:
     "The switches that chose a stacked run's arithmetic (as `run_code_path`), the engine among them."
-    return {"engine": "stacked", "compile.cuda_graphs": cuda, "stacked.compiled_elementwise": cuda and stacked_model.COMPILE,
-            "stacked.conv_kernel": cuda and stacked_model.CONV_KERNEL,
+    return {"engine": "stacked", "compile.cuda_graphs": cuda, "stacked.compiled_elementwise": cuda and COMPILE,
             "data.pack_examples": True, "bf16": bool(cfg.bf16 and cuda), "mamba2_fused_kernels": cuda, "kernels.liger": False}
 
 # %% ../../nbs/train/03_stacked.ipynb #36d92921
