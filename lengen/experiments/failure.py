@@ -219,11 +219,12 @@ def run_failures(st:dict) -> list[float]:
             for f in summarize_position(st["runs"][n], baseline=n)["baseline_failure"]]
 
 def no_failure_found(st:dict) -> str:
-    "The negative result in words: none fails, the measured range, and what it does not show (the protocol's 'What a negative result means')."
+    "The negative result in words: none fails, and the range of full − window over the runs judged (`NEGATIVE_SCOPE` says what it does not show)."
     d = run_failures(st)
+    measured = (f" (full − window over 4T–8T from {min(d):+.3f} to {max(d):+.3f} nats in the {len(d)} runs"
+                + (", below 0 in every one" if max(d) < 0 else "") + ")") if d else ""
     return ("none fails by the rule: at these model sizes and token counts the baseline read whole is no worse past its training length "
-            f"than a reader of its training length (full − window over 4T–8T from {min(d):+.3f} to {max(d):+.3f} nats in the {len(d)} runs"
-            + (", below 0 in every one" if max(d) < 0 else "") + ")")
+            f"than a reader of its training length{measured}")
 
 NEGATIVE_SCOPE = ("A negative result at this scale: it does not show that Mamba2 never fails past its training length (longer training, "
                   "other data, other lengths and state sizes are outside the plan), and no comparison of regularizers is run where nothing "
@@ -256,7 +257,7 @@ def search_headline(records:list[dict], order:list[str], seeds:int=FAILURE_SEEDS
     if st["planned"]: return f"where it stands, below the table ({listing(tried) or 'no run yet'})"
     d = run_failures(st)
     return (f"it has ended and found none: in none of the {len(tried)} configurations tried ({listing(tried)}) is the baseline read whole worse "
-            f"past its training length than a reader of its training length (full − window over 4T–8T from {min(d):+.3f} to {max(d):+.3f} "
-            f"nats in its {len(d)} runs)" + (f"; {listing(st['spare'])} not run for lack of budget" if st["spare"] else "")
+            "past its training length than a reader of its training length"
+            + (f" (full − window over 4T–8T from {min(d):+.3f} to {max(d):+.3f} nats in its {len(d)} runs)" if d else "") + (f"; {listing(st['spare'])} not run for lack of budget" if st["spare"] else "")
             + "; a negative result at these sizes, details below the table")
 
