@@ -4,22 +4,22 @@
 
 # %% ../../nbs/experiments/08_failure.ipynb #1f143870
 from __future__ import annotations
+import itertools
 
 import numpy as np
-from scipy import stats as sps
 
 from ..config import ConfigError
 from ..eval.position import document_differences, window_ce
-from .stats import (check_code_paths, compare_settings, completed_runs, distinct, listing, millions, run_id,
-                                      setting_groups, t_interval)
+from .stats import (check_code_paths, compare_settings, completed_runs, distinct, listing, millions, on_devices,
+                                      run_id, setting_groups)
 
 # %% auto #0
 __all__ = ['FAILURE_MARGIN', 'FAILURE_SEEDS', 'SEARCH_BUDGET', 'FAILURE_RISE', 'RULE_DATES', 'POSITION_METRICS',
            'MEMORIZATION_RISE', 'PROTOCOL', 'NEGATIVE_SCOPE', 'rise_past_length', 'has_window_control', 'bootstrap_ci',
            'window_failure', 'failure_past_length', 'failure_curve', 'failure_onset', 'memorization_check',
-           'check_eval_documents', 'failure_over_seeds', 'summarize_position', 'failure_sentence',
-           'configuration_verdict', 'search_state', 'run_failures', 'no_failure_found', 'search_status',
-           'search_headline']
+           'check_eval_documents', 'sign_flip_p', 'failure_over_seeds', 'summarize_position', 'failure_sentence',
+           'how_run', 'configuration_verdict', 'search_state', 'run_failures', 'measured_range', 'no_failure_found',
+           'search_status', 'search_headline']
 
 # %% ../../nbs/experiments/08_failure.ipynb #3c3c0c20
 FAILURE_MARGIN = 0.05   # nats: a seed fails when full − window over [4T, 8T) exceeds this with its interval over documents above 0
@@ -48,7 +48,7 @@ def has_window_control(result:dict) -> bool:
 
 def bootstrap_ci(values, # one number per held-out document
                  level:float=0.95, n_boot:int=10_000, seed:int=0) -> tuple[float, float]:
-    "Percentile-bootstrap interval of the mean of `values`, deterministic for a given `seed` (for tens of documents; over a few seeds, `t_interval`)."
+    "Percentile-bootstrap interval of the mean of `values`, deterministic for a given `seed` (over documents, and over seeds where the failure search's protocol asks for it)."
     v = np.asarray(values, dtype=float)
     if len(v) == 1: return float(v[0]), float(v[0])
     means = v[np.random.default_rng(seed).integers(0, len(v), (n_boot, len(v)))].mean(axis=1)
@@ -127,13 +127,19 @@ def check_eval_documents(records:list[dict], # per-position results records
     return next(iter(sets), (None, None))
 
 # %% ../../nbs/experiments/08_failure.ipynb #f31fc55c
+def sign_flip_p(values) -> float:
+    "The exact two-sided sign-flip test of a mean of 0: the share of the 2ⁿ sign patterns whose |mean| is at least the observed one."
+    v = np.asarray(values, dtype=float)
+    means = np.abs((np.array(list(itertools.product((1.0, -1.0), repeat=len(v)))) * v).mean(1))
+    return float(np.mean(means >= abs(v.mean()) * (1 - 1e-9)))
+
 def failure_over_seeds(values:dict, # seed -> a run's full − window over [4T, 8T)
-                       level:float=0.95) -> dict:
-    "Over seeds: the mean full − window, its t interval, and the two-sided one-sample t-test of a mean of 0 (NaN for one seed)."
+                       level:float=0.95, n_boot:int=10_000, seed:int=0) -> dict:
+    "Over seeds: the mean full − window, its percentile-bootstrap interval over seeds and the exact sign-flip test of a mean of 0 (NaN for one seed)."
     v = list(values.values())
-    lo, hi = t_interval(v, level)
+    lo, hi = bootstrap_ci(v, level, n_boot, seed)
     return {"n_seeds": len(v), "seeds": list(values), "mean": float(np.mean(v)), "ci_low": lo, "ci_high": hi,
-            "p_value": float(sps.ttest_1samp(v, 0.0).pvalue) if len(v) > 1 else float("nan"), "test": f"one-sample t, {len(v)} seeds"}
+            "p_value": sign_flip_p(v) if len(v) > 1 else float("nan"), "test": f"exact sign-flip, {len(v)} seeds"}
 
 def summarize_position(records:list[dict], # one sweep's per-position results records
                        baseline:str="baseline", allow_mixed_paths:bool=False,
@@ -159,7 +165,7 @@ def summarize_position(records:list[dict], # one sweep's per-position results re
     if window:
         base = fails[baseline]
         out.update(baseline_failure=[{"seed": s, **f} for s, f in base.items()], baseline_fails=sum(f["fails"] for f in base.values()) >= FAILURE_SEEDS,
-                   baseline_over_seeds=failure_over_seeds({s: f["diff"] for s, f in base.items()}, level))
+                   baseline_over_seeds=failure_over_seeds({s: f["diff"] for s, f in base.items()}, level, n_boot, seed))
     return {**out, "settings": compare_settings(values, metrics, baseline, groups, level)}
 
 # %% ../../nbs/experiments/08_failure.ipynb #c6e82133
@@ -184,47 +190,66 @@ def failure_sentence(summary:dict, # a `summarize_position` result
             "or the positive control, to fix, and a test against the baseline cannot show that either prevents one.")
 
 # %% ../../nbs/experiments/08_failure.ipynb #c5319d2d
+def how_run(records:list[dict]) -> str:
+    "Where and how a configuration's runs ran: the GPU, and how many shared it at once."
+    at_once, mps = sorted({r.get("concurrent_runs") or 1 for r in records}), any(r.get("mps") for r in records)
+    return f"{on_devices(records)}, " + ("one run at a time" if at_once == [1] else
+                                         f"{' or '.join(map(str, at_once))} runs at once" + (" under CUDA MPS" if mps else ""))
+
 def configuration_verdict(name:str, # a configuration of the search (its own baseline)
                           rs:list[dict], # its runs' records
                           seeds:int=FAILURE_SEEDS, # the seeds planned for it
                          ) -> tuple[str, bool|None]:
-    "A configuration's paragraph, and whether it fails by the rule (None until all its planned seeds have run; a run flagged for memorization keeps it from failing)."
-    s, T, tokens = summarize_position(rs, baseline=name), rs[0]["position"]["train_length"], distinct(rs, "train_tokens", millions)
-    head = f"**{name}** (T = {T}, " + (f"{tokens} training tokens, " if tokens else "") + f"{len(rs)} of {seeds} seeds)"
-    if len(rs) < seeds:
+    "A configuration's paragraph, and whether it fails by the rule (None until `seeds` runs have completed; a diverged run is named and does not count; a run flagged for memorization keeps it from failing)."
+    done, left_out = completed_runs(rs, "position")
+    lost = f", seed {listing([str(s) for s in left_out[name]])} diverged" if name in left_out else ""
+    if not done: return f"**{name}** (0 of {seeds} seeds{lost}): nothing to judge yet.", None
+    s, T, tokens = summarize_position(done, baseline=name), done[0]["position"]["train_length"], distinct(done, "train_tokens", millions)
+    head = (f"**{name}** (T = {T}, " + (f"{tokens} training tokens, " if tokens else "") + f"{len(done)} of {seeds} seeds{lost}; "
+            f"{how_run(done)})")
+    if len(done) < seeds:
         return (f"{head}: not judged until all {seeds} seeds have run; so far " + "; ".join(
             f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]" for f in s["baseline_failure"]) + "."), None
-    flagged = [run_id(r) for r in rs if r.get("position_curve") and memorization_check(failure_curve(r))["memorizes"]]
-    return (f"{head}: {failure_sentence(s)}" + (f" Flagged for memorization ({', '.join(flagged)}): it does not count as failing."
-                                                if flagged else "")), bool(s["baseline_fails"]) and not flagged
+    o = s["baseline_over_seeds"]
+    flagged = [run_id(r) for r in done if r.get("position_curve") and memorization_check(failure_curve(r))["memorizes"]]
+    return (f"{head}: {failure_sentence(s)} Over seeds (beside the rule, which does not rest on it): mean {o['mean']:+.3f} "
+            f"[{o['ci_low']:+.3f}, {o['ci_high']:+.3f}], {o['test']} p = {o['p_value']:.2f}. "
+            + (f"Flagged for memorization ({', '.join(flagged)}): it does not count as failing." if flagged
+               else "No run is flagged for memorization.")), bool(s["baseline_fails"]) and not flagged
 
 def search_state(records:list[dict], # the failure search's results records (each configuration its own baseline)
                  order:list[str], # its configurations, in the protocol's order
                  seeds:int=FAILURE_SEEDS, # the seeds planned for each
                  budget:int=SEARCH_BUDGET, # how many of the first configurations the budget covers (the rest: only on budget left over)
                 ) -> dict:
-    "Where the search stands by its stopping rule: each configuration's runs, the verdicts in order up to the first failure, that failure, those planned next and those left for budget left over."
+    "Where the search stands by its stopping rule: each configuration's runs, the verdicts in order up to the first failure, that failure, those planned next, and those for budget left over (started or not)."
     runs = {n: [r for r in records if r["name"] == n] for n in dict.fromkeys([*order, *(r["name"] for r in records)])}
     verdicts, failed = {}, None
     for name in [n for n in order if runs[n]]:
         verdicts[name] = configuration_verdict(name, runs[name], seeds)
         if verdicts[name][1]: failed = name; break
-    waiting = [n for n in order if len(runs[n]) < seeds]
+    waiting = [n for n in order if verdicts.get(n, (None, None))[1] is None and n != failed]
+    spare = [n for n in waiting if order.index(n) >= budget]
     return {"runs": runs, "verdicts": verdicts, "failed": failed, "planned": [n for n in waiting if order.index(n) < budget],
-            "spare": [n for n in waiting if order.index(n) >= budget]}
+            "spare_started": [n for n in spare if runs[n]], "spare": [n for n in spare if not runs[n]]}
 
-def run_failures(st:dict) -> list[float]:
-    "Each judged run's full − window over [4T, 8T) (the final model's), over the configurations `search_state` judged."
-    return [f["diff"] for n, (_, fails) in st["verdicts"].items() if fails is not None
+def run_failures(st:dict) -> list[dict]:
+    "Each judged run's full − window over [4T, 8T) with its interval over documents (the final model's), over the configurations `search_state` judged."
+    return [f for n, (_, fails) in st["verdicts"].items() if fails is not None
             for f in summarize_position(st["runs"][n], baseline=n)["baseline_failure"]]
 
+def measured_range(fs:list[dict]) -> str:
+    "The judged runs' full − window over 4T–8T in words: its range, the sign of the estimates, how many intervals hold 0."
+    d, with_0 = [f["diff"] for f in fs], sum(f["ci_low"] <= 0 <= f["ci_high"] for f in fs)
+    return (f"full − window over 4T–8T from {min(d):+.3f} to {max(d):+.3f} nats in the {len(d)} runs, on {distinct(fs, 'documents')} "
+            "held-out documents" + (", every estimate below 0" if max(d) < 0 else "") + f"; the interval over documents holds 0 in {with_0} of {len(d)}")
+
 def no_failure_found(st:dict) -> str:
-    "The negative result in words: none fails, and the range of full − window over the runs judged (`NEGATIVE_SCOPE` says what it does not show)."
-    d = run_failures(st)
-    measured = (f" (full − window over 4T–8T from {min(d):+.3f} to {max(d):+.3f} nats in the {len(d)} runs"
-                + (", below 0 in every one" if max(d) < 0 else "") + ")") if d else ""
-    return ("none fails by the rule: at these model sizes and token counts the baseline read whole is no worse past its training length "
-            f"than a reader of its training length{measured}")
+    "The negative result in words: none fails, and what was measured (`NEGATIVE_SCOPE` says what it does not show)."
+    fs = run_failures(st)
+    worse = "no worse" if not fs or max(f["diff"] for f in fs) <= 0 else f"not worse by more than the rule's margin (+{FAILURE_MARGIN} nats)"
+    return ("none fails by the rule: at these model sizes and token counts the baseline read whole is "
+            f"{worse} at positions 4T–8T than a reader of its training length" + (f" ({measured_range(fs)})" if fs else ""))
 
 NEGATIVE_SCOPE = ("A negative result at this scale: it does not show that Mamba2 never fails past its training length (longer training, "
                   "other data, other lengths and state sizes are outside the plan), and no comparison of regularizers is run where nothing "
@@ -235,16 +260,20 @@ def search_status(records:list[dict], # the failure search's results records (ea
                   seeds:int=FAILURE_SEEDS, # the seeds planned for each
                   budget:int=SEARCH_BUDGET, # how many of the first configurations the budget covers (the rest: only on budget left over)
                  ) -> str:
-    "The failure search so far, by its stopping rule: each configuration's verdict (`configuration_verdict`) and what comes next; runs of configurations outside `order` are reported apart."
+    "The failure search so far, by its stopping rule: each configuration's verdict (`configuration_verdict`) and what comes next; runs past a stop or outside `order` are reported apart."
     st = search_state(records, order, seeds, budget)
-    said, planned, spare = [text for text, _ in st["verdicts"].values()], st["planned"], st["spare"]
+    said, planned, started, spare = [text for text, _ in st["verdicts"].values()], st["planned"], st["spare_started"], st["spare"]
     if st["failed"]: said.append(f"The search stops at {st['failed']}, the first configuration in the protocol's order that fails: the "
                                  "regularizers are compared there, under a protocol of their own.")
     elif planned: said.append(f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
-                              + (f"; {listing(spare)} only if budget is left over" if spare else "") + ".")
+                              + (f"; {listing(started + spare)} only if budget is left over" if started + spare else "") + ".")
+    elif started: said.append(f"Of the configurations judged, {no_failure_found(st)}. On budget left over: {listing(started)} under way "
+                              "(above); the search goes on with it.")
     elif spare: said.append(f"The search has ended with its budget spent ({budget} GPU machines, a configuration each): of the configurations "
                             f"run, {no_failure_found(st)}. Not run: {listing(spare)} (only on budget left over). {NEGATIVE_SCOPE}")
     else: said.append(f"Every configuration of the plan has run and {no_failure_found(st)}. {NEGATIVE_SCOPE}")
+    past = [n for n in order if st["failed"] and order.index(n) > order.index(st["failed"]) and st["runs"][n]]
+    said += [f"Run past the stop, so not part of the search: {configuration_verdict(n, st['runs'][n], seeds)[0]}" for n in past]
     said += [f"Outside the protocol's plan, so not part of the search: {configuration_verdict(n, rs, seeds)[0]}"
              for n, rs in st["runs"].items() if n not in order]
     return "\n\n".join(said)
@@ -252,12 +281,11 @@ def search_status(records:list[dict], # the failure search's results records (ea
 def search_headline(records:list[dict], order:list[str], seeds:int=FAILURE_SEEDS, budget:int=SEARCH_BUDGET) -> str:
     "The search's outcome in one clause, for a summary table: where it stands, where it stopped, or that it ended finding none."
     st = search_state(records, order, seeds, budget)
-    tried = [n for n in order if st["runs"][n]]
+    judged = [n for n, (_, fails) in st["verdicts"].items() if fails is not None]
     if st["failed"]: return f"it stopped at {st['failed']}, where the baseline fails by the rule: the regularizers are compared there (below the table)"
-    if st["planned"]: return f"where it stands, below the table ({listing(tried) or 'no run yet'})"
-    d = run_failures(st)
-    return (f"it has ended and found none: in none of the {len(tried)} configurations tried ({listing(tried)}) is the baseline read whole worse "
-            "past its training length than a reader of its training length"
-            + (f" (full − window over 4T–8T from {min(d):+.3f} to {max(d):+.3f} nats in its {len(d)} runs)" if d else "") + (f"; {listing(st['spare'])} not run for lack of budget" if st["spare"] else "")
-            + "; a negative result at these sizes, details below the table")
+    if st["planned"] or st["spare_started"]: return f"where it stands, below the table ({listing([n for n in order if st['runs'][n]]) or 'no run yet'})"
+    fs = run_failures(st)
+    return (f"it has ended and found none: in none of the {len(judged)} configurations judged ({listing(judged)}) is the baseline read whole "
+            "worse at positions 4T–8T than a reader of its training length by the rule" + (f" ({measured_range(fs)})" if fs else "")
+            + (f"; {listing(st['spare'])} not run for lack of budget" if st["spare"] else "") + "; a negative result at these sizes, details below the table")
 
