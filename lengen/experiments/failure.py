@@ -18,8 +18,8 @@ __all__ = ['FAILURE_MARGIN', 'FAILURE_SEEDS', 'SEARCH_BUDGET', 'FAILURE_RISE', '
            'MEMORIZATION_RISE', 'PROTOCOL', 'NEGATIVE_SCOPE', 'rise_past_length', 'has_window_control', 'bootstrap_ci',
            'window_failure', 'failure_past_length', 'failure_curve', 'failure_onset', 'memorization_check',
            'check_eval_documents', 'sign_flip_p', 'failure_over_seeds', 'summarize_position', 'failure_sentence',
-           'how_run', 'configuration_verdict', 'search_state', 'run_failures', 'measured_range', 'no_failure_found',
-           'search_status', 'search_headline']
+           'how_run', 'seeds_test', 'configuration_verdict', 'search_state', 'run_failures', 'measured_range',
+           'no_failure_found', 'search_next', 'search_status', 'search_headline']
 
 # %% ../../nbs/experiments/08_failure.ipynb #3c3c0c20
 FAILURE_MARGIN = 0.05   # nats: a seed fails when full − window over [4T, 8T) exceeds this with its interval over documents above 0
@@ -139,7 +139,7 @@ def failure_over_seeds(values:dict, # seed -> a run's full − window over [4T, 
     v = list(values.values())
     lo, hi = bootstrap_ci(v, level, n_boot, seed)
     return {"n_seeds": len(v), "seeds": list(values), "mean": float(np.mean(v)), "ci_low": lo, "ci_high": hi,
-            "p_value": sign_flip_p(v) if len(v) > 1 else float("nan"), "test": f"exact sign-flip, {len(v)} seeds"}
+            "p_value": sign_flip_p(v) if len(v) > 1 else float("nan"), "test": f"exact sign-flip, {len(v)} seed" + ("s" if len(v) != 1 else "")}
 
 def summarize_position(records:list[dict], # one sweep's per-position results records
                        baseline:str="baseline", allow_mixed_paths:bool=False,
@@ -172,6 +172,7 @@ def summarize_position(records:list[dict], # one sweep's per-position results re
 PROTOCOL = "results/failure_search/PROTOCOL.md"   # the failure search's plan and rule, committed before its runs
 
 def failure_sentence(summary:dict, # a `summarize_position` result
+                     flagged:list[str]=(), # its runs flagged for memorization (`memorization_check`): a failure by the rule does not count
                     ) -> str:
     "Whether the sweep's baseline fails past its training length by the rule (`FAILURE_MARGIN`, `FAILURE_SEEDS`); for records without the window control, that they cannot tell, and the rule's history."
     if not summary.get("window_control"):
@@ -185,16 +186,30 @@ def failure_sentence(summary:dict, # a `summarize_position` result
             f"above 0, in at least {FAILURE_SEEDS} seeds; fixed on {RULE_DATES['window']}, {PROTOCOL}")
     seeds = "; ".join(f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}] over {f['documents']} documents"
                       for f in summary["baseline_failure"])
+    if summary["baseline_fails"] and flagged:
+        return (f"The baseline fails past its training length by the rule ({rule}): {seeds}. But {listing(list(flagged))} "
+                f"{'is' if len(flagged) == 1 else 'are'} flagged for memorization, so it does not count as failing: no comparison of regularizers is built on it.")
     if summary["baseline_fails"]: return f"The baseline fails past its training length by the rule ({rule}): {seeds}. There is a failure for a regularizer to fix."
     return (f"The baseline does not fail past its training length by the rule ({rule}): {seeds}. There is no failure here for a regularizer, "
             "or the positive control, to fix, and a test against the baseline cannot show that either prevents one.")
 
 # %% ../../nbs/experiments/08_failure.ipynb #c5319d2d
 def how_run(records:list[dict]) -> str:
-    "Where and how a configuration's runs ran: the GPU, and how many shared it at once."
-    at_once, mps = sorted({r.get("concurrent_runs") or 1 for r in records}), any(r.get("mps") for r in records)
-    return f"{on_devices(records)}, " + ("one run at a time" if at_once == [1] else
-                                         f"{' or '.join(map(str, at_once))} runs at once" + (" under CUDA MPS" if mps else ""))
+    "Where and how a configuration's runs ran: the GPU, how many shared it at once, the commit."
+    at_once, mps = sorted({r.get("concurrent_runs") for r in records}, key=str), any(r.get("mps") for r in records)
+    shared = ("runs at once not recorded" if None in at_once else "one run at a time" if at_once == [1] else
+              f"{' or '.join(map(str, at_once))} runs at once" + (" under CUDA MPS" if mps else ""))
+    commits = sorted({(r.get("provenance") or {}).get("commit") for r in records}, key=str)
+    return f"{on_devices(records)}, {shared}, " + ("commit not recorded" if None in commits else f"commit {listing([c[:7] for c in commits])}")
+
+def seeds_test(o:dict, # `failure_over_seeds`
+               fs:list[dict]) -> str:
+    "The test over seeds in words (with two seeds the bootstrap interval is their range, so the seeds are named instead); '' for one seed."
+    if o["n_seeds"] < 2: return ""
+    values = listing([format(f["diff"], "+.3f") for f in fs])
+    spread = (f"seeds {values}: with two the bootstrap interval is their range" if o["n_seeds"] == 2
+              else f"bootstrap interval over seeds [{o['ci_low']:+.3f}, {o['ci_high']:+.3f}]")
+    return f"Over seeds (beside the rule, which does not rest on it): mean {o['mean']:+.3f} ({spread}), {o['test']} p = {o['p_value']:.2f}. "
 
 def configuration_verdict(name:str, # a configuration of the search (its own baseline)
                           rs:list[dict], # its runs' records
@@ -202,7 +217,7 @@ def configuration_verdict(name:str, # a configuration of the search (its own bas
                          ) -> tuple[str, bool|None]:
     "A configuration's paragraph, and whether it fails by the rule (None until `seeds` runs have completed; a diverged run is named and does not count; a run flagged for memorization keeps it from failing)."
     done, left_out = completed_runs(rs, "position")
-    lost = f", seed {listing([str(s) for s in left_out[name]])} diverged" if name in left_out else ""
+    lost = (f", seed{'s' if len(left_out[name]) > 1 else ''} {listing([str(s) for s in left_out[name]])} diverged" if name in left_out else "")
     if not done: return f"**{name}** (0 of {seeds} seeds{lost}): nothing to judge yet.", None
     s, T, tokens = summarize_position(done, baseline=name), done[0]["position"]["train_length"], distinct(done, "train_tokens", millions)
     head = (f"**{name}** (T = {T}, " + (f"{tokens} training tokens, " if tokens else "") + f"{len(done)} of {seeds} seeds{lost}; "
@@ -210,27 +225,26 @@ def configuration_verdict(name:str, # a configuration of the search (its own bas
     if len(done) < seeds:
         return (f"{head}: not judged until all {seeds} seeds have run; so far " + "; ".join(
             f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]" for f in s["baseline_failure"]) + "."), None
-    o = s["baseline_over_seeds"]
     flagged = [run_id(r) for r in done if r.get("position_curve") and memorization_check(failure_curve(r))["memorizes"]]
-    return (f"{head}: {failure_sentence(s)} Over seeds (beside the rule, which does not rest on it): mean {o['mean']:+.3f} "
-            f"[{o['ci_low']:+.3f}, {o['ci_high']:+.3f}], {o['test']} p = {o['p_value']:.2f}. "
-            + (f"Flagged for memorization ({', '.join(flagged)}): it does not count as failing." if flagged
-               else "No run is flagged for memorization.")), bool(s["baseline_fails"]) and not flagged
+    return (f"{head}: {failure_sentence(s, flagged)} {seeds_test(s['baseline_over_seeds'], s['baseline_failure'])}"
+            + ("" if flagged else "No run is flagged for memorization.")).rstrip(), bool(s["baseline_fails"]) and not flagged
 
 def search_state(records:list[dict], # the failure search's results records (each configuration its own baseline)
                  order:list[str], # its configurations, in the protocol's order
                  seeds:int=FAILURE_SEEDS, # the seeds planned for each
                  budget:int=SEARCH_BUDGET, # how many of the first configurations the budget covers (the rest: only on budget left over)
                 ) -> dict:
-    "Where the search stands by its stopping rule: each configuration's runs, the verdicts in order up to the first failure, that failure, those planned next, and those for budget left over (started or not)."
+    "Where the search stands by its stopping rule: each configuration's runs and verdict, the failure it stops at (every configuration before it judged and not failing), a failure that waits on earlier unjudged ones, those planned next, and those for budget left over (started or not)."
     runs = {n: [r for r in records if r["name"] == n] for n in dict.fromkeys([*order, *(r["name"] for r in records)])}
-    verdicts, failed = {}, None
-    for name in [n for n in order if runs[n]]:
-        verdicts[name] = configuration_verdict(name, runs[name], seeds)
-        if verdicts[name][1]: failed = name; break
-    waiting = [n for n in order if verdicts.get(n, (None, None))[1] is None and n != failed]
+    verdicts, failed, pending, clear = {}, None, None, True
+    for name in order:
+        fails = (verdicts.setdefault(name, configuration_verdict(name, runs[name], seeds)) if runs[name] else (None, None))[1]
+        if fails and clear: failed = name; break
+        if fails and not pending: pending = name
+        clear = clear and fails is False
+    waiting = [n for n in order if verdicts.get(n, (None, None))[1] is None and not failed]
     spare = [n for n in waiting if order.index(n) >= budget]
-    return {"runs": runs, "verdicts": verdicts, "failed": failed, "planned": [n for n in waiting if order.index(n) < budget],
+    return {"runs": runs, "verdicts": verdicts, "failed": failed, "pending": pending, "planned": [n for n in waiting if order.index(n) < budget],
             "spare_started": [n for n in spare if runs[n]], "spare": [n for n in spare if not runs[n]]}
 
 def run_failures(st:dict) -> list[dict]:
@@ -247,7 +261,9 @@ def measured_range(fs:list[dict]) -> str:
 def no_failure_found(st:dict) -> str:
     "The negative result in words: none fails, and what was measured (`NEGATIVE_SCOPE` says what it does not show)."
     fs = run_failures(st)
-    worse = "no worse" if not fs or max(f["diff"] for f in fs) <= 0 else f"not worse by more than the rule's margin (+{FAILURE_MARGIN} nats)"
+    top = max((f["diff"] for f in fs), default=0.0)
+    worse = ("no worse" if top <= 0 else f"not worse by more than the rule's margin (+{FAILURE_MARGIN} nats)" if top <= FAILURE_MARGIN
+             else "not worse by the rule")
     return ("none fails by the rule: at these model sizes and token counts the baseline read whole is "
             f"{worse} at positions 4T–8T than a reader of its training length" + (f" ({measured_range(fs)})" if fs else ""))
 
@@ -255,23 +271,34 @@ NEGATIVE_SCOPE = ("A negative result at this scale: it does not show that Mamba2
                   "other data, other lengths and state sizes are outside the plan), and no comparison of regularizers is run where nothing "
                   "fails: that would need a protocol of its own that says what it would show.")
 
+def search_next(st:dict, # `search_state`
+                order:list[str], budget:int) -> str:
+    "What the stopping rule says now: where the search stopped, what it waits on, what runs next, or that it has ended."
+    planned, started, spare, pending = st["planned"], st["spare_started"], st["spare"], st["pending"]
+    if st["failed"]: return (f"The search stops at {st['failed']}, the first configuration in the protocol's order that fails: the "
+                             "regularizers are compared there, under a protocol of their own.")
+    nxt = (f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
+           + (f"; {listing(started + spare)} only if budget is left over" if started + spare else "") + ".") if planned else ""
+    if pending:
+        earlier = [n for n in order[:order.index(pending)] if st["verdicts"].get(n, (None, None))[1] is None]
+        return (f"{pending} fails by the rule, but {listing(earlier)} {'comes' if len(earlier) == 1 else 'come'} first in the protocol's "
+                f"order and {'is' if len(earlier) == 1 else 'are'} not yet judged: the search stops at {pending} only if none of them "
+                f"fails. {nxt}").strip()
+    if nxt: return nxt
+    if started: return (f"Of the configurations judged, {no_failure_found(st)}. On budget left over: {listing(started)} under way "
+                        "(above); the search goes on with it.")
+    if spare: return (f"The search has ended with its budget spent ({budget} GPU machines, a configuration each): of the configurations "
+                      f"run, {no_failure_found(st)}. Not run: {listing(spare)} (only on budget left over). {NEGATIVE_SCOPE}")
+    return f"Every configuration of the plan has run and {no_failure_found(st)}. {NEGATIVE_SCOPE}"
+
 def search_status(records:list[dict], # the failure search's results records (each configuration its own baseline)
                   order:list[str], # its configurations, in the protocol's order
                   seeds:int=FAILURE_SEEDS, # the seeds planned for each
                   budget:int=SEARCH_BUDGET, # how many of the first configurations the budget covers (the rest: only on budget left over)
                  ) -> str:
-    "The failure search so far, by its stopping rule: each configuration's verdict (`configuration_verdict`) and what comes next; runs past a stop or outside `order` are reported apart."
+    "The failure search so far, by its stopping rule: each configuration's verdict (`configuration_verdict`) and what comes next (`search_next`); runs past a stop or outside `order` are reported apart."
     st = search_state(records, order, seeds, budget)
-    said, planned, started, spare = [text for text, _ in st["verdicts"].values()], st["planned"], st["spare_started"], st["spare"]
-    if st["failed"]: said.append(f"The search stops at {st['failed']}, the first configuration in the protocol's order that fails: the "
-                                 "regularizers are compared there, under a protocol of their own.")
-    elif planned: said.append(f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
-                              + (f"; {listing(started + spare)} only if budget is left over" if started + spare else "") + ".")
-    elif started: said.append(f"Of the configurations judged, {no_failure_found(st)}. On budget left over: {listing(started)} under way "
-                              "(above); the search goes on with it.")
-    elif spare: said.append(f"The search has ended with its budget spent ({budget} GPU machines, a configuration each): of the configurations "
-                            f"run, {no_failure_found(st)}. Not run: {listing(spare)} (only on budget left over). {NEGATIVE_SCOPE}")
-    else: said.append(f"Every configuration of the plan has run and {no_failure_found(st)}. {NEGATIVE_SCOPE}")
+    said = [text for text, _ in st["verdicts"].values()] + [search_next(st, order, budget)]
     past = [n for n in order if st["failed"] and order.index(n) > order.index(st["failed"]) and st["runs"][n]]
     said += [f"Run past the stop, so not part of the search: {configuration_verdict(n, st['runs'][n], seeds)[0]}" for n in past]
     said += [f"Outside the protocol's plan, so not part of the search: {configuration_verdict(n, rs, seeds)[0]}"
@@ -283,7 +310,7 @@ def search_headline(records:list[dict], order:list[str], seeds:int=FAILURE_SEEDS
     st = search_state(records, order, seeds, budget)
     judged = [n for n, (_, fails) in st["verdicts"].items() if fails is not None]
     if st["failed"]: return f"it stopped at {st['failed']}, where the baseline fails by the rule: the regularizers are compared there (below the table)"
-    if st["planned"] or st["spare_started"]: return f"where it stands, below the table ({listing([n for n in order if st['runs'][n]]) or 'no run yet'})"
+    if st["planned"] or st["spare_started"] or st["pending"]: return f"where it stands, below the table ({listing([n for n in order if st['runs'][n]]) or 'no run yet'})"
     fs = run_failures(st)
     return (f"it has ended and found none: in none of the {len(judged)} configurations judged ({listing(judged)}) is the baseline read whole "
             "worse at positions 4T–8T than a reader of its training length by the rule" + (f" ({measured_range(fs)})" if fs else "")
