@@ -247,7 +247,7 @@ def test_fig2_failure_search(tmp_path):
     assert "18 s (18%)" in table and "not recorded" in table   # three checkpoints' 5 s and the final model's 2 + 1 s, of 100 s
     md = "".join(outputs(nb, "text/markdown"))
     assert "Next, in the protocol's order: S16_T256; then S16_T128 and small_T256; T64 only if budget is left over." in md, md
-    assert "Outside the protocol's plan, so not part of the search: **S16_T8** (T = 8, 0.0M training tokens, 2 of 2 seeds): The baseline fails past its training length by the rule" in md, md
+    assert "Outside the protocol's plan, so not part of the search: **S16_T8** (T = 8, 0.0M training tokens, 2 of 2 seeds; on one synthetic, one run at a time, commit not recorded): The baseline fails past its training length by the rule" in md, md
     assert (tmp_path / "r" / "failure_search" / "failure_search.html").is_file()
 
 
