@@ -23,10 +23,12 @@
 # 2026-12-06 (copy_confirmatory, one H100): three side by side finished, 818-834 s of training and 859-866 s each, but
 # their records' peak_gpu_gib is 25.1-25.3 GiB (20.2 until step 18,000: the final evaluation's teacher-forced pass over
 # 64 strings of 1,000 letters adds ~5 GiB). That pass is now split at lengen.eval.copy_task.FORWARD_TOKENS (memory layout
-# 2, lengen.experiments.results.MEMORY_LAYOUT), and peaks of layout 1 size no new runs: until layout-2 records hold peaks a
-# count is unchecked (the sweep's log names layout 1's peak and what it would allow; auto is refused). At 25.3 GiB a run,
-# three finished on the H100 (above; ~1.3 GiB a process beyond its peak, by nvidia-smi), and five on an H200 need ~133 of
-# its ~140 GiB: MAX_PARALLEL=3 on an H100, 5 on an H200 (the fit rule's 10% margin would say 2 and 4).
+# 2, lengen.experiments.results.MEMORY_LAYOUT). Layout 2, measured on 2026-12-06 (copy_confirmatory, one H100, three under
+# MPS, 855-876 s wall each): peak_gpu_gib 18.33 (baseline, weight decay) and 21.08 GiB (VPAD); by the fit rule (peak x 1.1
+# + 0.5 GiB) three fit on an H100 and five on an H200: MAX_PARALLEL=3 on an H100, 5 on an H200 (six would not end inside a
+# machine: 107 aggregate steps/s at most). SWEEPS may name several sweeps; SWEEP_ARGS apply to each, e.g. the noise floor's
+# second runs beside confirmatory ones: SWEEPS="copy_noise_floor copy_confirmatory" SWEEP_ARGS='--seeds 100,101'.
+# Measured on 2026-12-06 (failure_search small_T256, one H100): two seeds under MPS, 1,143 s wall each, 5.1 GiB peak.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
 # many ("GPU memory: ..."). Both read the records under $W/results: the committed ones of the sweeps in SWEEPS (copied in
