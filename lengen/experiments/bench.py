@@ -208,8 +208,10 @@ def training_batch(cfg) -> dict:
 # %% ../../nbs/experiments/01_bench.ipynb #0c4b178b
 def bench_training(experiment:str|None, # a shipped experiment
                    overrides:list[str]=(), # more `key=value` overrides (data path, tokenizer, ...)
-                   steps:int=60, bare_steps:int=10, warmup:int=3, output_dir:str|None=None) -> dict:
-    "Tokens/s of `lengen_train`'s loop (steady and overall) against the bare step of the same model and batch."
+                   steps:int=60, bare_steps:int=10, warmup:int=3, output_dir:str|None=None,
+                   peak_tflops:float=790.0, # the GPU's bf16 peak the MFU is a share of
+                  ) -> dict:
+    "Tokens/s of `lengen_train`'s loop (steady and overall) against the bare step of the same model and batch, and the MFU of each."
     clock = StepClock()
     with tempfile.TemporaryDirectory(prefix="lengen_bench_") as tmp:   # the run's final checkpoint and model (48 GB for 3B) go
         cfg = compose_config(experiment, [*overrides, f"max_steps={steps}", f"save_steps={steps + 1}",
@@ -228,11 +230,14 @@ def bench_training(experiment:str|None, # a shipped experiment
     overall = metrics["train_seconds"] / steps
     step_tokens = b * cfg.gradient_accumulation_steps * seq       # per process, as the bare step (padding included)
     steady_tok, overall_tok, bare_tok = step_tokens / steady, step_tokens / overall, b * seq / bare
+    flops = model_flops_per_token(clock.model, seq)
+    def mfu(tok_s): return flops * tok_s / (peak_tflops * 1e12)
     return {"experiment": experiment, "overrides": list(overrides), "steps": steps, "world_size": rank_and_world()[1],
             "padded_rows": padded, "tokens_per_row": seq, "first_step_s": gaps[0], "steady_step_s": steady,
             "overall_step_s": overall, "bare_step_s": bare, "train_tokens_per_s_steady": steady_tok,
             "train_tokens_per_s_overall": overall_tok, "bare_tokens_per_s": bare_tok, "ratio_steady": steady_tok / bare_tok,
-            "ratio_overall": overall_tok / bare_tok, "step_end_times": [round(t, 3) for t in clock.clock], "logged_loss": clock.losses,
+            "ratio_overall": overall_tok / bare_tok, "model_flops_per_token": flops, "peak_tflops": peak_tflops,
+            "mfu_steady": mfu(steady_tok), "mfu_overall": mfu(overall_tok), "mfu_bare": mfu(bare_tok), "step_end_times": [round(t, 3) for t in clock.clock], "logged_loss": clock.losses,
             "peak_reserved_gib": peak_gpu_gib() if dev.type == "cuda" else None}
 
 # %% ../../nbs/experiments/01_bench.ipynb #c67a2018
@@ -264,7 +269,7 @@ def check_bench_args(a):
 def _report(a):
     "Run the benchmark the parsed arguments `a` ask for; print the JSON report (and write it to `a.out`)."
     check_bench_args(a)
-    if a.train_loop: rep = bench_training(a.train_loop, a.set, a.steps, warmup=a.warmup)
+    if a.train_loop: rep = bench_training(a.train_loop, a.set, a.steps, warmup=a.warmup, peak_tflops=a.peak_tflops)
     else: rep = run_bench(a.shape, a.variants.split(","), a.seq_len, a.batch, a.steps, a.warmup, a.repeats, a.peak_tflops,
                           doc_len=a.doc_len)
     print(json_text(rep))
