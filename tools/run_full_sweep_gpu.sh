@@ -25,8 +25,10 @@
 # 64 strings of 1,000 letters adds ~5 GiB). That pass is now split at lengen.eval.copy_task.FORWARD_TOKENS (memory layout
 # 2, lengen.experiments.results.MEMORY_LAYOUT). Layout 2, measured on 2026-12-06 (copy_confirmatory, one H100, three under
 # MPS, 855-876 s wall each): peak_gpu_gib 18.33 (baseline, weight decay) and 21.08 GiB (VPAD); by the fit rule (peak x 1.1
-# + 0.5 GiB) three fit on an H100 and five on an H200: MAX_PARALLEL=3 on an H100, 5 on an H200 (six would not end inside a
-# machine: 107 aggregate steps/s at most). SWEEPS may name several sweeps; SWEEP_ARGS apply to each, e.g. the noise floor's
+# + 0.5 GiB) three fit on an H100 and five on an H200: MAX_PARALLEL=3 on an H100, 5 on an H200 (checked by those three
+# settings' peaks; pre-linear and pre-norm, with no layout-2 peak yet, are logged as unchecked). Six on an H200 would not
+# end inside a machine: the GPU saturates near 107 aggregate steps/s, and five took 1,254-1,291 s a run (wave 6), so six
+# would take ~1,500 s of the 1,471 s a sweep may run. SWEEPS may name several sweeps; SWEEP_ARGS apply to each, e.g. the noise floor's
 # second runs beside confirmatory ones: SWEEPS="copy_noise_floor copy_confirmatory" SWEEP_ARGS='--seeds 100,101'.
 # Measured on 2026-12-06 (failure_search small_T256, one H100): two seeds under MPS, 1,143 s wall each, 5.1 GiB peak.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory

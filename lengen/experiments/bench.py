@@ -230,7 +230,7 @@ def bench_training(experiment:str|None, # a shipped experiment
     overall = metrics["train_seconds"] / steps
     step_tokens = b * cfg.gradient_accumulation_steps * seq       # per process, as the bare step (padding included)
     steady_tok, overall_tok, bare_tok = step_tokens / steady, step_tokens / overall, b * seq / bare
-    flops = model_flops_per_token(clock.model, seq)
+    flops = model_flops_per_token(clock.model, seq)   # attention over whole rows (no document masking counted)
     def mfu(tok_s): return flops * tok_s / (peak_tflops * 1e12)
     return {"experiment": experiment, "overrides": list(overrides), "steps": steps, "world_size": rank_and_world()[1],
             "padded_rows": padded, "tokens_per_row": seq, "first_step_s": gaps[0], "steady_step_s": steady,
