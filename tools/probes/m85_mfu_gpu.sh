@@ -4,16 +4,17 @@
 # mamba2_85m_lengen_pile_baseline` (the real loop, then the bare step in the same process; mfu_steady, mfu_bare: 6 x matmul
 # weights a token over lengen_bench's peak of 790 TFLOP/s) on random rows and a tokenizer of that size
 # (tools/probes/m85_inputs.py), nothing else on the GPU. Variants (VARIANTS, names from the list below, space-separated;
-# default: sweep graphs64 c128):
+# default: sweep graphs64 norm64 c128):
 #   sweep     as failure_85m and position_85m train it: two micro-batches of 32 rows, kernels.liger=true, kernels.rms_norm=false
 #   graphs    + compile.cuda_graphs=true (each Mamba2 block replayed from its CUDA graph)
 #   graphs64  + one micro-batch of 64 rows (gradient_accumulation_steps=1)
+#   norm64    graphs64 with Liger's RMSNorm for the 13 plain norms (kernels.rms_norm=true; the sweeps keep them stock)
 #   c128      graphs64 with the scan's chunk_size=128 (the family's is 256)
 #   compile   sweep + compile.torch_compile=true (each decoder block compiled)
 # Writes $OUT/m85_mfu.json (each variant's report without its step clocks); commit it as results/gpu/m85_mfu_<gpu>.json.
 # One call on a warm or fresh machine (carry .gpu; .gpu_cache if there is one): about a minute a variant once Triton's
-# cache is warm, two for the first (STEPS, default 40; a variant is stopped after LIMIT seconds, default 170: three
-# variants a call stay inside a call's 600 s).
+# cache is warm, two for the first (STEPS, default 40; the first variant is stopped after LIMIT_FIRST seconds, default
+# 200, each later one after LIMIT, default 115: four variants a call stay inside a call's 600 s).
 set -uo pipefail
 source tools/gpu_env.sh
 python3 tools/probes/m85_inputs.py /tmp/m85 > /dev/null 2>&1 || { echo "m85_inputs.py failed"; exit 2; }
@@ -21,14 +22,16 @@ declare -A SETS=(
   [sweep]="kernels.liger=true kernels.rms_norm=false"
   [graphs]="kernels.liger=true kernels.rms_norm=false compile.cuda_graphs=true"
   [graphs64]="kernels.liger=true kernels.rms_norm=false compile.cuda_graphs=true per_device_train_batch_size=64 gradient_accumulation_steps=1"
+  [norm64]="kernels.liger=true kernels.rms_norm=true compile.cuda_graphs=true per_device_train_batch_size=64 gradient_accumulation_steps=1"
   [c128]="kernels.liger=true kernels.rms_norm=false compile.cuda_graphs=true per_device_train_batch_size=64 gradient_accumulation_steps=1 arch.chunk_size=128"
   [compile]="kernels.liger=true kernels.rms_norm=false compile.torch_compile=true")
-mkdir -p "$OUT/m85"
-for v in ${VARIANTS:-sweep graphs64 c128}; do
-  [ -n "${SETS[$v]:-}" ] || { echo "VARIANTS: no variant $v (sweep graphs graphs64 c128 compile)"; exit 2; }
+mkdir -p "$OUT/m85"; limit=""
+for v in ${VARIANTS:-sweep graphs64 norm64 c128}; do
+  [ -n "${SETS[$v]:-}" ] || { echo "VARIANTS: no variant $v (sweep graphs graphs64 norm64 c128 compile)"; exit 2; }
   sets=""; for o in ${SETS[$v]}; do sets="$sets --set $o"; done
+  limit=${limit:+${LIMIT:-115}}; limit=${limit:-${LIMIT_FIRST:-200}}   # the first variant compiles and autotunes the kernels
   echo "$(date +%H:%M:%S) $v"
-  timeout -k 10 "${LIMIT:-170}" python3 -m lengen.experiments.bench --train-loop mamba2_85m_lengen_pile_baseline --set pretrained_tokenizer=/tmp/m85/tokenizer \
+  timeout -k 10 "$limit" python3 -m lengen.experiments.bench --train-loop mamba2_85m_lengen_pile_baseline --set pretrained_tokenizer=/tmp/m85/tokenizer \
     --set data.path=/tmp/m85/rows --set wandb.enabled=false $sets --steps "${STEPS:-40}" --out "$OUT/m85/$v.json" > "$OUT/m85/$v.log" 2>&1
   echo "  rc=$? $(grep -v -i warn "$OUT/m85/$v.log" | grep -E 'Error|error' | tail -n 2)"
 done
