@@ -27,7 +27,7 @@ from ..models.architecture import fused_kernels
 
 # %% auto #0
 __all__ = ['SHAPES', 'ATTENTION_VARIANTS', 'VARIANTS', 'VARIANT_ALIASES', 'MODEL_KEYS', 'BENCH_STRENGTH', 'variant_parts',
-           'variant_overrides', 'bench_config', 'model_key', 'build_bench_model', 'model_flops_per_token',
+           'variant_overrides', 'bench_config', 'model_key', 'build_bench_model', 'model_flops_per_token', 'mfu',
            'time_inputs', 'time_steps', 'run_bench', 'StepClock', 'training_batch', 'bench_training', 'main',
            'check_bench_args']
 
@@ -124,6 +124,11 @@ def model_flops_per_token(model, seq_len:int, doc_len:int|None=None) -> float:
             attn += 12 * width * keys
     return 6 * mm + attn
 
+def mfu(flops_per_token:float, # `model_flops_per_token`
+        tokens_per_s:float, peak_tflops:float) -> float:
+    "Model FLOPs utilization: the share of the GPU's peak that `tokens_per_s` of these FLOPs a token are."
+    return flops_per_token * tokens_per_s / (peak_tflops * 1e12)
+
 # %% ../../nbs/experiments/01_bench.ipynb #aa09abcf
 def _sync(device):
     if device.type == "cuda": torch.cuda.synchronize(device)
@@ -179,7 +184,7 @@ def run_bench(shape:str, variants:list[str], seq_len:int=4096, batch:int=2, step
             r = results.setdefault(name, {"overrides": ovr, "step_s": math.inf})
             if sec < r["step_s"]:
                 tok_s = batch * seq_len / sec
-                r.update(step_s=sec, tokens_per_s=tok_s, mfu=model_flops_per_token(model, seq_len, docs) * tok_s / (peak_tflops * 1e12),
+                r.update(step_s=sec, tokens_per_s=tok_s, mfu=mfu(model_flops_per_token(model, seq_len, docs), tok_s, peak_tflops),
                          peak_mem_gib=torch.cuda.max_memory_allocated(dev) / 2**30 if dev.type == "cuda" else None)
     base = results[names[0]]["step_s"]
     for r in results.values(): r["ratio"] = r["step_s"] / base
@@ -231,13 +236,13 @@ def bench_training(experiment:str|None, # a shipped experiment
     step_tokens = b * cfg.gradient_accumulation_steps * seq       # per process, as the bare step (padding included)
     steady_tok, overall_tok, bare_tok = step_tokens / steady, step_tokens / overall, b * seq / bare
     flops = model_flops_per_token(clock.model, seq)   # attention over whole rows (no document masking counted)
-    def mfu(tok_s): return flops * tok_s / (peak_tflops * 1e12)
     return {"experiment": experiment, "overrides": list(overrides), "steps": steps, "world_size": rank_and_world()[1],
             "padded_rows": padded, "tokens_per_row": seq, "first_step_s": gaps[0], "steady_step_s": steady,
             "overall_step_s": overall, "bare_step_s": bare, "train_tokens_per_s_steady": steady_tok,
             "train_tokens_per_s_overall": overall_tok, "bare_tokens_per_s": bare_tok, "ratio_steady": steady_tok / bare_tok,
             "ratio_overall": overall_tok / bare_tok, "model_flops_per_token": flops, "peak_tflops": peak_tflops,
-            "mfu_steady": mfu(steady_tok), "mfu_overall": mfu(overall_tok), "mfu_bare": mfu(bare_tok), "step_end_times": [round(t, 3) for t in clock.clock], "logged_loss": clock.losses,
+            "mfu_steady": mfu(flops, steady_tok, peak_tflops), "mfu_overall": mfu(flops, overall_tok, peak_tflops),
+            "mfu_bare": mfu(flops, bare_tok, peak_tflops), "step_end_times": [round(t, 3) for t in clock.clock], "logged_loss": clock.losses,
             "peak_reserved_gib": peak_gpu_gib() if dev.type == "cuda" else None}
 
 # %% ../../nbs/experiments/01_bench.ipynb #c67a2018

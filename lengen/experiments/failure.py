@@ -238,7 +238,8 @@ def search_state(records:list[dict], # the failure search's results records (eac
     runs = {n: [r for r in records if r["name"] == n] for n in dict.fromkeys([*order, *(r["name"] for r in records)])}
     verdicts, failed, pending, clear = {}, None, None, True
     for name in order:
-        fails = (verdicts.setdefault(name, configuration_verdict(name, runs[name], seeds)) if runs[name] else (None, None))[1]
+        if runs[name]: verdicts[name] = configuration_verdict(name, runs[name], seeds)
+        fails = verdicts.get(name, (None, None))[1]
         if fails and clear: failed = name; break
         if fails and not pending: pending = name
         clear = clear and fails is False

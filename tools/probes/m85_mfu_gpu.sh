@@ -36,7 +36,7 @@ for v in ${VARIANTS:-sweep graphs64 norm64 c128}; do
   echo "  rc=$? $(grep -v -i warn "$OUT/m85/$v.log" | grep -E 'Error|error' | tail -n 2)"
 done
 python3 - <<'PY'
-import json, os, pathlib, subprocess, torch
+import json, os, pathlib, torch
 out = pathlib.Path(os.environ["OUT"])
 keep = ("overrides", "first_step_s", "steady_step_s", "bare_step_s", "train_tokens_per_s_steady", "bare_tokens_per_s", "ratio_steady",
         "model_flops_per_token", "peak_tflops", "mfu_steady", "mfu_bare", "peak_reserved_gib")
