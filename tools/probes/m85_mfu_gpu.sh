@@ -10,7 +10,12 @@
 #   graphs64  + one micro-batch of 64 rows (gradient_accumulation_steps=1)
 #   norm64    graphs64 with Liger's RMSNorm for the 13 plain norms (kernels.rms_norm=true; the sweeps keep them stock)
 #   c128      graphs64 with the scan's chunk_size=128 (the family's is 256)
-#   compile   sweep + compile.torch_compile=true (each decoder block compiled)
+#   compile   sweep + compile.torch_compile=true (each decoder block compiled; refused for Mamba2: see lengen.config)
+#   norm      sweep with Liger's RMSNorm for the plain norms (kernels.rms_norm=true)
+#   b64       sweep with one micro-batch of 64 rows, no CUDA graphs
+#   c128s     sweep with the scan's chunk_size=128, no CUDA graphs
+#   nb64      norm and b64 together
+#   nb64c512  nb64 with the scan's chunk_size=512
 # Writes $OUT/m85_mfu.json (each variant's report without its step clocks); commit it as results/gpu/m85_mfu_<gpu>.json.
 # One call on a warm or fresh machine (carry .gpu; .gpu_cache if there is one): about a minute a variant once Triton's
 # cache is warm, two for the first (STEPS, default 40; the first variant is stopped after LIMIT_FIRST seconds, default
@@ -24,10 +29,15 @@ declare -A SETS=(
   [graphs64]="kernels.liger=true kernels.rms_norm=false compile.cuda_graphs=true per_device_train_batch_size=64 gradient_accumulation_steps=1"
   [norm64]="kernels.liger=true kernels.rms_norm=true compile.cuda_graphs=true per_device_train_batch_size=64 gradient_accumulation_steps=1"
   [c128]="kernels.liger=true kernels.rms_norm=false compile.cuda_graphs=true per_device_train_batch_size=64 gradient_accumulation_steps=1 arch.chunk_size=128"
-  [compile]="kernels.liger=true kernels.rms_norm=false compile.torch_compile=true")
+  [compile]="kernels.liger=true kernels.rms_norm=false compile.torch_compile=true"
+  [norm]="kernels.liger=true kernels.rms_norm=true"
+  [b64]="kernels.liger=true kernels.rms_norm=false per_device_train_batch_size=64 gradient_accumulation_steps=1"
+  [c128s]="kernels.liger=true kernels.rms_norm=false arch.chunk_size=128"
+  [nb64]="kernels.liger=true kernels.rms_norm=true per_device_train_batch_size=64 gradient_accumulation_steps=1"
+  [nb64c512]="kernels.liger=true kernels.rms_norm=true per_device_train_batch_size=64 gradient_accumulation_steps=1 arch.chunk_size=512")
 mkdir -p "$OUT/m85"; limit=""
 for v in ${VARIANTS:-sweep graphs64 norm64 c128}; do
-  [ -n "${SETS[$v]:-}" ] || { echo "VARIANTS: no variant $v (sweep graphs graphs64 norm64 c128 compile)"; exit 2; }
+  [ -n "${SETS[$v]:-}" ] || { echo "VARIANTS: no variant $v (${!SETS[*]})"; exit 2; }
   sets=""; for o in ${SETS[$v]}; do sets="$sets --set $o"; done
   limit=${limit:+${LIMIT:-115}}; limit=${limit:-${LIMIT_FIRST:-200}}   # the first variant compiles and autotunes the kernels
   echo "$(date +%H:%M:%S) $v"
