@@ -214,20 +214,20 @@ def seeds_test(o:dict, # `failure_over_seeds`
 def configuration_verdict(name:str, # a configuration of the search (its own baseline)
                           rs:list[dict], # its runs' records
                           seeds:int=FAILURE_SEEDS, # the seeds planned for it
-                         ) -> tuple[str, bool|None]:
-    "A configuration's paragraph, and whether it fails by the rule (None until `seeds` runs have completed; a diverged run is named and does not count; a run flagged for memorization keeps it from failing)."
+                         ) -> tuple[str, bool|None, list[dict]]:
+    "A configuration's paragraph, whether it fails by the rule (None until `seeds` runs have completed; a diverged run is named and does not count; a run flagged for memorization keeps it from failing), and its judged runs' full − window (`summarize_position`'s `baseline_failure`; [] until judged)."
     done, left_out = completed_runs(rs, "position")
     lost = (f", seed{'s' if len(left_out[name]) > 1 else ''} {listing([str(s) for s in left_out[name]])} diverged" if name in left_out else "")
-    if not done: return f"**{name}** (0 of {seeds} seeds{lost}): nothing to judge yet.", None
+    if not done: return f"**{name}** (0 of {seeds} seeds{lost}): nothing to judge yet.", None, []
     s, T, tokens = summarize_position(done, baseline=name), done[0]["position"]["train_length"], distinct(done, "train_tokens", millions)
     head = (f"**{name}** (T = {T}, " + (f"{tokens} training tokens, " if tokens else "") + f"{len(done)} of {seeds} seeds{lost}; "
             f"{how_run(done)})")
     if len(done) < seeds:
         return (f"{head}: not judged until all {seeds} seeds have run; so far " + "; ".join(
-            f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]" for f in s["baseline_failure"]) + "."), None
+            f"seed {f['seed']} {f['diff']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]" for f in s["baseline_failure"]) + "."), None, []
     flagged = [run_id(r) for r in done if r.get("position_curve") and memorization_check(failure_curve(r))["memorizes"]]
     return (f"{head}: {failure_sentence(s, flagged)} {seeds_test(s['baseline_over_seeds'], s['baseline_failure'])}"
-            + ("" if flagged else "No run is flagged for memorization.")).rstrip(), bool(s["baseline_fails"]) and not flagged
+            + ("" if flagged else "No run is flagged for memorization.")).rstrip(), bool(s["baseline_fails"]) and not flagged, s["baseline_failure"]
 
 def search_state(records:list[dict], # the failure search's results records (each configuration its own baseline)
                  order:list[str], # its configurations, in the protocol's order
@@ -239,19 +239,18 @@ def search_state(records:list[dict], # the failure search's results records (eac
     verdicts, failed, pending, clear = {}, None, None, True
     for name in order:
         if runs[name]: verdicts[name] = configuration_verdict(name, runs[name], seeds)
-        fails = verdicts.get(name, (None, None))[1]
+        fails = verdicts.get(name, (None, None, []))[1]
         if fails and clear: failed = name; break
         if fails and not pending: pending = name
         clear = clear and fails is False
-    waiting = [n for n in order if verdicts.get(n, (None, None))[1] is None and not failed]
+    waiting = [n for n in order if verdicts.get(n, (None, None, []))[1] is None and not failed]
     spare = [n for n in waiting if order.index(n) >= budget]
     return {"runs": runs, "verdicts": verdicts, "failed": failed, "pending": pending, "planned": [n for n in waiting if order.index(n) < budget],
             "spare_started": [n for n in spare if runs[n]], "spare": [n for n in spare if not runs[n]]}
 
 def run_failures(st:dict) -> list[dict]:
     "Each judged run's full − window over [4T, 8T) with its interval over documents (the final model's), over the configurations `search_state` judged."
-    return [f for n, (_, fails) in st["verdicts"].items() if fails is not None
-            for f in summarize_position(st["runs"][n], baseline=n)["baseline_failure"]]
+    return [f for _, fails, failures in st["verdicts"].values() if fails is not None for f in failures]
 
 def measured_range(fs:list[dict]) -> str:
     "The judged runs' full − window over 4T–8T in words: its range, the sign of the estimates, how many intervals hold 0."
@@ -281,7 +280,7 @@ def search_next(st:dict, # `search_state`
     nxt = (f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
            + (f"; {listing(started + spare)} only if budget is left over" if started + spare else "") + ".") if planned else ""
     if pending:
-        earlier = [n for n in order[:order.index(pending)] if st["verdicts"].get(n, (None, None))[1] is None]
+        earlier = [n for n in order[:order.index(pending)] if st["verdicts"].get(n, (None, None, []))[1] is None]
         return (f"{pending} fails by the rule, but {listing(earlier)} {'comes' if len(earlier) == 1 else 'come'} first in the protocol's "
                 f"order and {'is' if len(earlier) == 1 else 'are'} not yet judged: the search stops at {pending} only if none of them "
                 f"fails. {nxt}").strip()
@@ -299,7 +298,7 @@ def search_status(records:list[dict], # the failure search's results records (ea
                  ) -> str:
     "The failure search so far, by its stopping rule: each configuration's verdict (`configuration_verdict`) and what comes next (`search_next`); runs past a stop or outside `order` are reported apart."
     st = search_state(records, order, seeds, budget)
-    said = [text for text, _ in st["verdicts"].values()] + [search_next(st, order, budget)]
+    said = [text for text, *_ in st["verdicts"].values()] + [search_next(st, order, budget)]
     past = [n for n in order if st["failed"] and order.index(n) > order.index(st["failed"]) and st["runs"][n]]
     said += [f"Run past the stop, so not part of the search: {configuration_verdict(n, st['runs'][n], seeds)[0]}" for n in past]
     said += [f"Outside the protocol's plan, so not part of the search: {configuration_verdict(n, rs, seeds)[0]}"
@@ -309,7 +308,7 @@ def search_status(records:list[dict], # the failure search's results records (ea
 def search_headline(records:list[dict], order:list[str], seeds:int=FAILURE_SEEDS, budget:int=SEARCH_BUDGET) -> str:
     "The search's outcome in one clause, for a summary table: where it stands, where it stopped, or that it ended finding none."
     st = search_state(records, order, seeds, budget)
-    judged = [n for n, (_, fails) in st["verdicts"].items() if fails is not None]
+    judged = [n for n, (_, fails, _) in st["verdicts"].items() if fails is not None]
     if st["failed"]: return f"it stopped at {st['failed']}, where the baseline fails by the rule: the regularizers are compared there (below the table)"
     if st["planned"] or st["spare_started"] or st["pending"]: return f"where it stands, below the table ({listing([n for n in order if st['runs'][n]]) or 'no run yet'})"
     fs = run_failures(st)
