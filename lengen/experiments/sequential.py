@@ -330,6 +330,8 @@ def _by_key(records:list[dict], what:str) -> dict:
         out[_pair_key(r)] = r
     return out
 
+def _commit(record:dict) -> str|None: return ((record.get("provenance") or {}).get("commit") or "")[:7] or None
+
 def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floor` sweep's records)
                 originals:list[dict], # first runs (the confirmatory study's records; those without a second run are not used)
                 protocol:dict, level:float=0.95) -> dict:
@@ -344,7 +346,8 @@ def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floo
            "the same overrides in both runs of a pair", "A second run repeats its first: the same experiment, overrides and seed.")
     if pairs: check_code_paths([r for p in pairs for r in p], allow=tuple(protocol["provenance"].get("allowed_differences", ())))
     rows = [{"name": a["name"], "experiment": a["experiment"], "seed": a["seed"], "first": run_value(a, protocol), "second": run_value(b, protocol),
-             "devices": [a.get("device"), b.get("device")], "diverged": [w for w, r in (("first", a), ("second", b)) if record_diverged(r)]}
+             "devices": [a.get("device"), b.get("device")], "commits": [_commit(a), _commit(b)],
+             "concurrent_runs": [a.get("concurrent_runs"), b.get("concurrent_runs")], "diverged": [w for w, r in (("first", a), ("second", b)) if record_diverged(r)]}
             for a, b in pairs]
     kept = [r for r in rows if not r["diverged"]]
     return {"metric": protocol["metric"]["name"], **icc_of_pairs([r["first"] for r in kept], [r["second"] for r in kept], level),
@@ -367,6 +370,9 @@ def noise_floor_sentence(floor:dict, # `noise_floor`
         out = (f"Two runs of one seed differ in {m} by SD {floor['within_sd']:.3f} ({n} pairs) against {floor['between_sd']:.3f} between seeds: "
                f"a seed explains {_share(floor['icc'])} [{_share(lo)}, {_share(hi)}] of the variance ({floor['ci_level']:.0%} F interval), "
                f"so pairing by seed {why}.")
+    moved = sum(len(set(p["commits"])) > 1 for p in floor.get("pairs", []))
+    if moved: out += (f" In {moved} of {n} pair{'s' * (n > 1)} the two runs were made at different commits (the protocol allows it), "
+                      "so this spread may hold changes of the code between them as well as the GPU's run-to-run nondeterminism.")
     if floor["diverged_pairs"]:
         out += " Set apart, a run diverged: " + ", ".join(f"seed {p['seed']} ({' and '.join(p['diverged'])} run)" for p in floor["diverged_pairs"]) + "."
     if floor["unpaired"]: out += f" {len(floor['unpaired'])} second run{'s' * (len(floor['unpaired']) > 1)} without a first yet."
