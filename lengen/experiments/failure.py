@@ -229,6 +229,8 @@ def configuration_verdict(name:str, # a configuration of the search (its own bas
     return (f"{head}: {failure_sentence(s, flagged)} {seeds_test(s['baseline_over_seeds'], s['baseline_failure'])}"
             + ("" if flagged else "No run is flagged for memorization.")).rstrip(), bool(s["baseline_fails"]) and not flagged, s["baseline_failure"]
 
+def _fails(verdicts:dict, name:str) -> bool|None: return verdicts[name][1] if name in verdicts else None   # None: not judged
+
 def search_state(records:list[dict], # the failure search's results records (each configuration its own baseline)
                  order:list[str], # its configurations, in the protocol's order
                  seeds:int=FAILURE_SEEDS, # the seeds planned for each
@@ -239,11 +241,11 @@ def search_state(records:list[dict], # the failure search's results records (eac
     verdicts, failed, pending, clear = {}, None, None, True
     for name in order:
         if runs[name]: verdicts[name] = configuration_verdict(name, runs[name], seeds)
-        fails = verdicts.get(name, (None, None, []))[1]
+        fails = _fails(verdicts, name)
         if fails and clear: failed = name; break
         if fails and not pending: pending = name
         clear = clear and fails is False
-    waiting = [n for n in order if verdicts.get(n, (None, None, []))[1] is None and not failed]
+    waiting = [n for n in order if _fails(verdicts, n) is None and not failed]
     spare = [n for n in waiting if order.index(n) >= budget]
     return {"runs": runs, "verdicts": verdicts, "failed": failed, "pending": pending, "planned": [n for n in waiting if order.index(n) < budget],
             "spare_started": [n for n in spare if runs[n]], "spare": [n for n in spare if not runs[n]]}
@@ -280,7 +282,7 @@ def search_next(st:dict, # `search_state`
     nxt = (f"Next, in the protocol's order: {planned[0]}" + (f"; then {listing(planned[1:])}" if planned[1:] else "")
            + (f"; {listing(started + spare)} only if budget is left over" if started + spare else "") + ".") if planned else ""
     if pending:
-        earlier = [n for n in order[:order.index(pending)] if st["verdicts"].get(n, (None, None, []))[1] is None]
+        earlier = [n for n in order[:order.index(pending)] if _fails(st["verdicts"], n) is None]
         return (f"{pending} fails by the rule, but {listing(earlier)} {'comes' if len(earlier) == 1 else 'come'} first in the protocol's "
                 f"order and {'is' if len(earlier) == 1 else 'are'} not yet judged: the search stops at {pending} only if none of them "
                 f"fails. {nxt}").strip()

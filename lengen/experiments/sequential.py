@@ -13,7 +13,7 @@ from scipy import optimize, stats
 
 from ..config import ConfigError
 from .results import record_diverged
-from .stats import check_code_paths, em_area, last_k_curve, run_id, setting_name, t_interval
+from .stats import check_code_paths, em_area, last_k_curve, record_provenance, run_id, setting_name, t_interval
 
 # %% auto #0
 __all__ = ['SPENDING', 'TESTS', 'check_protocol', 'load_protocol', 'spent_alpha', 'z_boundaries', 'nominal_p', 'rank_sum_test',
@@ -330,8 +330,6 @@ def _by_key(records:list[dict], what:str) -> dict:
         out[_pair_key(r)] = r
     return out
 
-def _commit(record:dict) -> str|None: return ((record.get("provenance") or {}).get("commit") or "")[:7] or None
-
 def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floor` sweep's records)
                 originals:list[dict], # first runs (the confirmatory study's records; those without a second run are not used)
                 protocol:dict, level:float=0.95) -> dict:
@@ -346,7 +344,7 @@ def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floo
            "the same overrides in both runs of a pair", "A second run repeats its first: the same experiment, overrides and seed.")
     if pairs: check_code_paths([r for p in pairs for r in p], allow=tuple(protocol["provenance"].get("allowed_differences", ())))
     rows = [{"name": a["name"], "experiment": a["experiment"], "seed": a["seed"], "first": run_value(a, protocol), "second": run_value(b, protocol),
-             "devices": [a.get("device"), b.get("device")], "commits": [_commit(a), _commit(b)],
+             "devices": [a.get("device"), b.get("device")], "commits": [record_provenance(r)["commit"] for r in (a, b)],
              "concurrent_runs": [a.get("concurrent_runs"), b.get("concurrent_runs")], "diverged": [w for w, r in (("first", a), ("second", b)) if record_diverged(r)]}
             for a, b in pairs]
     kept = [r for r in rows if not r["diverged"]]
