@@ -333,7 +333,7 @@ def _by_key(records:list[dict], what:str) -> dict:
 def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floor` sweep's records)
                 originals:list[dict], # first runs (the confirmatory study's records; those without a second run are not used)
                 protocol:dict, level:float=0.95) -> dict:
-    "Same-seed pairs scored by `run_value`: `icc_of_pairs` of the pairs where neither run diverged, the pairs, those set apart and the second runs without a first."
+    "Same-seed pairs scored by `run_value`: `icc_of_pairs` of the pairs where neither run diverged, the pairs, those set apart (a diverged run's value: None) and the second runs without a first."
     first, second = _by_key(originals, "originals"), _by_key(repeats, "repeats")
     pairs = [(first[k], second[k]) for k in sorted(second) if k in first]
     def refuse(key, bad, valid, hint=""):
@@ -343,7 +343,8 @@ def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floo
     refuse("overrides", [f"{run_id(a)}: {a['overrides']} against {b['overrides']}" for a, b in pairs if list(a["overrides"]) != list(b["overrides"])],
            "the same overrides in both runs of a pair", "A second run repeats its first: the same experiment, overrides and seed.")
     if pairs: check_code_paths([r for p in pairs for r in p], allow=tuple(protocol["provenance"].get("allowed_differences", ())))
-    rows = [{"name": a["name"], "experiment": a["experiment"], "seed": a["seed"], "first": run_value(a, protocol), "second": run_value(b, protocol),
+    def value(r): return None if record_diverged(r) else run_value(r, protocol)   # a diverged run was never evaluated
+    rows = [{"name": a["name"], "experiment": a["experiment"], "seed": a["seed"], "first": value(a), "second": value(b),
              "devices": [a.get("device"), b.get("device")], "commits": [record_provenance(r)["commit"] for r in (a, b)],
              "concurrent_runs": [a.get("concurrent_runs"), b.get("concurrent_runs")], "diverged": [w for w, r in (("first", a), ("second", b)) if record_diverged(r)]}
             for a, b in pairs]
