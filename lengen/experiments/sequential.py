@@ -343,11 +343,13 @@ def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floo
     refuse("overrides", [f"{run_id(a)}: {a['overrides']} against {b['overrides']}" for a, b in pairs if list(a["overrides"]) != list(b["overrides"])],
            "the same overrides in both runs of a pair", "A second run repeats its first: the same experiment, overrides and seed.")
     if pairs: check_code_paths([r for p in pairs for r in p], allow=tuple(protocol["provenance"].get("allowed_differences", ())))
-    def value(r): return None if record_diverged(r) else run_value(r, protocol)   # a diverged run was never evaluated
-    rows = [{"name": a["name"], "experiment": a["experiment"], "seed": a["seed"], "first": value(a), "second": value(b),
-             "devices": [a.get("device"), b.get("device")], "commits": [record_provenance(r)["commit"] for r in (a, b)],
-             "concurrent_runs": [a.get("concurrent_runs"), b.get("concurrent_runs")], "diverged": [w for w, r in (("first", a), ("second", b)) if record_diverged(r)]}
-            for a, b in pairs]
+    def row(a, b):
+        bad = [w for w, r in (("first", a), ("second", b)) if record_diverged(r)]   # a diverged run was never evaluated: None
+        return {"name": a["name"], "experiment": a["experiment"], "seed": a["seed"], "diverged": bad,
+                **{w: None if w in bad else run_value(r, protocol) for w, r in (("first", a), ("second", b))},
+                "devices": [a.get("device"), b.get("device")], "commits": [record_provenance(r)["commit"] for r in (a, b)],
+                "concurrent_runs": [a.get("concurrent_runs"), b.get("concurrent_runs")]}
+    rows = [row(a, b) for a, b in pairs]
     kept = [r for r in rows if not r["diverged"]]
     return {"metric": protocol["metric"]["name"], **icc_of_pairs([r["first"] for r in kept], [r["second"] for r in kept], level),
             "pairs": kept, "diverged_pairs": [r for r in rows if r["diverged"]],
