@@ -345,10 +345,10 @@ def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floo
     if pairs: check_code_paths([r for p in pairs for r in p], allow=tuple(protocol["provenance"].get("allowed_differences", ())))
     def row(a, b):
         bad = [w for w, r in (("first", a), ("second", b)) if record_diverged(r)]   # a diverged run was never evaluated: None
-        return {"name": a["name"], "experiment": a["experiment"], "seed": a["seed"], "diverged": bad,
+        return {"name": a["name"], "experiment": a["experiment"], "seed": a["seed"],
                 **{w: None if w in bad else run_value(r, protocol) for w, r in (("first", a), ("second", b))},
                 "devices": [a.get("device"), b.get("device")], "commits": [record_provenance(r)["commit"] for r in (a, b)],
-                "concurrent_runs": [a.get("concurrent_runs"), b.get("concurrent_runs")]}
+                "concurrent_runs": [a.get("concurrent_runs"), b.get("concurrent_runs")], "diverged": bad}
     rows = [row(a, b) for a, b in pairs]
     kept = [r for r in rows if not r["diverged"]]
     return {"metric": protocol["metric"]["name"], **icc_of_pairs([r["first"] for r in kept], [r["second"] for r in kept], level),
