@@ -9,15 +9,15 @@
 # first_nonfinite / failed with its log's tail) and training seconds; commit it as results/gpu/divergence_conditions_<gpu>.json.
 # One call on a warm or fresh machine (carry .gpu; .gpu_cache if there is one). REPEATS (default 2) x 2 conditions:
 # about 3 minutes a condition on an H200 (measure it). RUNS_PER_SEED=1 on an H100 (80 GB) if four and a neighbour
-# do not fit (about 13-16 GiB a run without evaluation).
+# do not fit (about 13-16 GiB a run without evaluation). STEPS sets max_steps, so past step 1,000 (where the cosine
+# begins to decay) a repeat's learning rates are not its run's; tools/probes/divergence_repeats_gpu.sh repeats runs on
+# their own 20,000-step schedule, stopped by a time limit.
 set -uo pipefail
-source tools/gpu_env.sh
+source tools/gpu_env.sh; source tools/probes/copy_probe_env.sh
 W=/tmp/diverge; rm -rf $W; mkdir -p $W
 REPEATS=${REPEATS:-2}; RUNS_PER_SEED=${RUNS_PER_SEED:-2}; STEPS=${STEPS:-2000}
-ARGS="wandb.enabled=false max_steps=$STEPS eval_steps=null save_steps=$STEPS logging_steps=50 kernels.liger=false trace_nonfinite=true"
-ARGS="$ARGS data.copy_task.eval_lengths=[10] data.copy_task.end_only_lengths=[] data.copy_task.eval_samples=10"
-PIPE=$W/mps_pipe; mkdir -p $PIPE $W/mps_log
-CUDA_MPS_PIPE_DIRECTORY=$PIPE CUDA_MPS_LOG_DIRECTORY=$W/mps_log nvidia-cuda-mps-control -d
+ARGS="$COPY_PROBE_ARGS max_steps=$STEPS save_steps=$STEPS kernels.liger=false"
+start_mps $W
 train() {   # NAME EXPERIMENT SEED [env...]: one run in $W/<condition>/<repeat>/NAME
   local dir=$1 exp=$2 seed=$3; shift 3
   env "$@" python3 -m lengen.train.cli +experiment=$exp $ARGS seed=$seed output_dir=$dir > $dir.log 2>&1
@@ -38,7 +38,7 @@ for r in $(seq 1 $REPEATS); do
     echo "$(date +%T) repeat $r $cond: done"; grep -l '"diverged"' $D/*/train_summary.json 2>/dev/null
   done
 done
-echo quit | CUDA_MPS_PIPE_DIRECTORY=$PIPE nvidia-cuda-mps-control
+stop_mps
 python3 - <<'PY'
 import json, os, pathlib, torch
 W = pathlib.Path("/tmp/diverge")

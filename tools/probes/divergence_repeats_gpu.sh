@@ -14,32 +14,32 @@
 # and whether it passed its STEP; commit it as results/gpu/divergence_repeats_<gpu>.json.
 # One call (carry .gpu; .gpu_cache, or the first step takes ~95 s of each round): RUNS=3 on an H100, 5 on an H200
 # (about 16 GiB a run without evaluation). SECONDS_PER_ROUND=150 reaches step ~3,000 traced with three at once on an
-# H100 (185 s reached 3,900 on 2026-12-06); check `passed_step` in the output.
+# H100 (185 s reached 3,900 on 2026-12-06); check `passed_step` in the output. A fresh machine's first runs spend most of
+# their first two minutes before training (2026-12-06, ROUNDS=2 SECONDS_PER_ROUND=120 on a fresh H100: round 1 reached
+# steps 650-700, round 2 2,200-2,350), so round 1 gets FIRST_ROUND_SECONDS (default SECONDS_PER_ROUND + 90).
 set -uo pipefail
-source tools/gpu_env.sh
+source tools/gpu_env.sh; source tools/probes/copy_probe_env.sh
 W=/tmp/diverge_repeats; rm -rf $W; mkdir -p $W
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then RUNS=${RUNS:-5}; else RUNS=${RUNS:-3}; fi
-ROUNDS=${ROUNDS:-2}; SECONDS_PER_ROUND=${SECONDS_PER_ROUND:-150}
+ROUNDS=${ROUNDS:-2}; SECONDS_PER_ROUND=${SECONDS_PER_ROUND:-150}; FIRST_ROUND_SECONDS=${FIRST_ROUND_SECONDS:-$((SECONDS_PER_ROUND + 90))}
 SPECS=${SPECS:-"copy_jelassi_mamba2_45m_baseline:5:650:kernels.liger=false copy_jelassi_mamba2_45m_pre_linear:4:1550:kernels.liger=false copy_jelassi_mamba2_45m_baseline:102:1450"}
-export RUNS ROUNDS SECONDS_PER_ROUND SPECS   # the summary below records them
-ARGS="wandb.enabled=false eval_steps=null save_steps=100000 logging_steps=50 trace_nonfinite=true"
-ARGS="$ARGS data.copy_task.eval_lengths=[10] data.copy_task.end_only_lengths=[] data.copy_task.eval_samples=10"
-PIPE=$W/mps_pipe; mkdir -p $PIPE $W/mps_log
-CUDA_MPS_PIPE_DIRECTORY=$PIPE CUDA_MPS_LOG_DIRECTORY=$W/mps_log nvidia-cuda-mps-control -d
+export RUNS ROUNDS SECONDS_PER_ROUND FIRST_ROUND_SECONDS SPECS   # the summary below records them
+ARGS="$COPY_PROBE_ARGS save_steps=100000"
+start_mps $W
 read -ra specs <<< "$SPECS"; i=0
 for r in $(seq 1 $ROUNDS); do
   mkdir -p $W/round$r; pids=(); dirs=()
   for k in $(seq 1 $RUNS); do
     IFS=: read -r exp seed step extra <<< "${specs[$((i % ${#specs[@]}))]}"; i=$((i + 1))
     d=$W/round$r/${exp#copy_jelassi_mamba2_45m_}-seed$seed-$k; echo "$step" > $d.step; echo "${extra:-}" > $d.overrides
-    CUDA_MPS_PIPE_DIRECTORY=$PIPE timeout $SECONDS_PER_ROUND python3 -m lengen.train.cli +experiment=$exp $ARGS ${extra//,/ } \
+    CUDA_MPS_PIPE_DIRECTORY=$PIPE timeout $([ $r = 1 ] && echo $FIRST_ROUND_SECONDS || echo $SECONDS_PER_ROUND) python3 -m lengen.train.cli +experiment=$exp $ARGS ${extra//,/ } \
       seed=$seed output_dir=$d > $d.log 2>&1 &
     pids+=($!); dirs+=($d)
   done
   for j in "${!pids[@]}"; do wait "${pids[$j]}"; echo $? > "${dirs[$j]}.rc"; done   # 124: the time limit; 3: diverged
   echo "$(date +%T) round $r: done"; grep -l '"diverged"' $W/round$r/*/train_summary.json 2>/dev/null
 done
-echo quit | CUDA_MPS_PIPE_DIRECTORY=$PIPE nvidia-cuda-mps-control
+stop_mps
 python3 - <<'PY'
 import json, math, os, pathlib, re, torch
 W = pathlib.Path("/tmp/diverge_repeats")
@@ -59,7 +59,7 @@ runs = [v for rs in rounds.values() for v in rs.values()]
 counted = [v for v in runs if v["status"] == "diverged" or v["passed_step"]]
 out = {"what": "traced repeats of diverged copy runs on their own 20,000-step schedule and code path, several at once under MPS, each stopped by a time limit",
        "gpu": torch.cuda.get_device_name(), "commit": os.environ.get("LENGEN_SOURCE_COMMIT"),
-       **{k.lower(): os.environ[k] for k in ("SPECS", "RUNS", "ROUNDS", "SECONDS_PER_ROUND")}, "rounds": rounds,
+       **{k.lower(): os.environ[k] for k in ("SPECS", "RUNS", "SECONDS_PER_ROUND", "FIRST_ROUND_SECONDS")}, "rounds": rounds,
        "rate": f"{sum(v['status'] == 'diverged' for v in counted)} of {len(counted)} runs diverged (those that diverged or passed their run's divergence step)"}
 (pathlib.Path(os.environ["OUT"])/"divergence_repeats.json").write_text(json.dumps(out, indent=1))
 print(json.dumps({"rate": out["rate"], "rounds": rounds}, indent=1)[:3000])
