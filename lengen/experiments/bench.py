@@ -5,7 +5,7 @@
 # %% ../../nbs/experiments/01_bench.ipynb #baf38d89
 from __future__ import annotations
 
-import argparse, gc, math, sys, tempfile, time
+import argparse, gc, itertools, math, sys, tempfile, time
 
 import torch
 from torch import nn
@@ -28,8 +28,8 @@ from ..models.architecture import fused_kernels
 # %% auto #0
 __all__ = ['SHAPES', 'ATTENTION_VARIANTS', 'VARIANTS', 'VARIANT_ALIASES', 'MODEL_KEYS', 'BENCH_STRENGTH', 'variant_parts',
            'variant_overrides', 'bench_config', 'model_key', 'build_bench_model', 'model_flops_per_token', 'mfu',
-           'time_inputs', 'time_steps', 'run_bench', 'StepClock', 'training_batch', 'bench_training', 'main',
-           'check_bench_args']
+           'document_length', 'time_inputs', 'time_steps', 'run_bench', 'StepClock', 'training_batch', 'bench_training',
+           'main', 'check_bench_args']
 
 # %% ../../nbs/experiments/01_bench.ipynb #ce90efc4
 def _smollm3(**kw):
@@ -129,6 +129,16 @@ def mfu(flops_per_token:float, # `model_flops_per_token`
     "Model FLOPs utilization: the share of the GPU's peak that `tokens_per_s` of these FLOPs a token are."
     return flops_per_token * tokens_per_s / (peak_tflops * 1e12)
 
+# %% ../../nbs/experiments/01_bench.ipynb #f4716742
+def document_length(position_ids:torch.Tensor, # (rows, tokens): positions restarting at 0 at each document
+                   ) -> float:
+    "Token-weighted mean length of the documents packed in the rows: Σ L² / Σ L over documents of L tokens."
+    pos = position_ids.reshape(-1, position_ids.shape[-1]).cpu()
+    rows = torch.arange(len(pos)).unsqueeze(-1) * (pos.shape[-1] + 1)   # documents of different rows kept apart
+    lengths = torch.bincount(((pos == 0).cumsum(-1) + rows).flatten()).double()
+    return float((lengths ** 2).sum() / lengths.sum())
+
+
 # %% ../../nbs/experiments/01_bench.ipynb #aa09abcf
 def _sync(device):
     if device.type == "cuda": torch.cuda.synchronize(device)
@@ -208,7 +218,7 @@ def training_batch(cfg) -> dict:
     "The first micro-batch `lengen_train` would train on for `cfg` (its dataset and collator), on the CPU."
     tok = build_tokenizer(cfg)
     ds = build_train_dataset(cfg, tok)
-    return _collator(cfg, tok)([ds[i] for i in range(cfg.per_device_train_batch_size)])
+    return _collator(cfg, tok)(list(itertools.islice(iter(ds), cfg.per_device_train_batch_size)))   # iter: a stream has no index
 
 # %% ../../nbs/experiments/01_bench.ipynb #0c4b178b
 def bench_training(experiment:str|None, # a shipped experiment
@@ -227,17 +237,18 @@ def bench_training(experiment:str|None, # a shipped experiment
     later = sorted(gaps[max(1, steps // 10):])
     steady = later[len(later) // 2]
     d, b, dev = cfg.data, cfg.per_device_train_batch_size, next(clock.model.parameters()).device
-    padded = not packed_text(d)
-    if padded:   # examples: the loop's own first batch (padded rows, or packed into one with data.pack_examples)
+    padded, kept_apart = not packed_text(d), packed_text(d) and d.use_doc_masking
+    if padded or kept_apart:   # the loop's own first batch: padded rows, examples packed into one, or documents with their position_ids
         inputs = {k: v.to(dev) for k, v in training_batch(cfg).items()}
         bare, seq = time_inputs(clock.model, inputs, bare_steps, warmup, dev), inputs["input_ids"].numel() // b
     else: bare, seq = time_steps(clock.model, b, d.block_size, bare_steps, warmup, dev), d.block_size
     overall = metrics["train_seconds"] / steps
     step_tokens = b * cfg.gradient_accumulation_steps * seq       # per process, as the bare step (padding included)
     steady_tok, overall_tok, bare_tok = step_tokens / steady, step_tokens / overall, b * seq / bare
-    flops = model_flops_per_token(clock.model, seq)   # attention over whole rows (no document masking counted)
+    doc_len = document_length(inputs["position_ids"]) if kept_apart else None
+    flops = model_flops_per_token(clock.model, seq, doc_len)   # attention capped at the batch's documents where they are kept apart
     return {"experiment": experiment, "overrides": list(overrides), "steps": steps, "world_size": rank_and_world()[1],
-            "padded_rows": padded, "tokens_per_row": seq, "first_step_s": gaps[0], "steady_step_s": steady,
+            "padded_rows": padded, "tokens_per_row": seq, "document_length": doc_len, "first_step_s": gaps[0], "steady_step_s": steady,
             "overall_step_s": overall, "bare_step_s": bare, "train_tokens_per_s_steady": steady_tok,
             "train_tokens_per_s_overall": overall_tok, "bare_tokens_per_s": bare_tok, "ratio_steady": steady_tok / bare_tok,
             "ratio_overall": overall_tok / bare_tok, "model_flops_per_token": flops, "peak_tflops": peak_tflops,
