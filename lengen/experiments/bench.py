@@ -215,10 +215,11 @@ class StepClock(TrainerCallback):
 
 # %% ../../nbs/experiments/01_bench.ipynb #9bfe2a5d
 def training_batch(cfg) -> dict:
-    "The first micro-batch `lengen_train` would train on for `cfg` (its dataset and collator), on the CPU."
-    tok = build_tokenizer(cfg)
-    ds = build_train_dataset(cfg, tok)
-    return _collator(cfg, tok)(list(itertools.islice(iter(ds), cfg.per_device_train_batch_size)))   # iter: a stream has no index
+    "A micro-batch of `cfg`'s training data as `lengen_train` builds it: the first rows of its dataset through its collator, on the CPU."
+    tok, b = build_tokenizer(cfg), cfg.per_device_train_batch_size
+    rows = list(itertools.islice(iter(build_train_dataset(cfg, tok)), b))   # iter: a stream has no index
+    if len(rows) < b: raise ConfigError("per_device_train_batch_size", b, f"at most the {len(rows)} rows of the training data")
+    return _collator(cfg, tok)(rows)
 
 # %% ../../nbs/experiments/01_bench.ipynb #0c4b178b
 def bench_training(experiment:str|None, # a shipped experiment
@@ -238,7 +239,7 @@ def bench_training(experiment:str|None, # a shipped experiment
     steady = later[len(later) // 2]
     d, b, dev = cfg.data, cfg.per_device_train_batch_size, next(clock.model.parameters()).device
     padded, kept_apart = not packed_text(d), packed_text(d) and d.use_doc_masking
-    if padded or kept_apart:   # the loop's own first batch: padded rows, examples packed into one, or documents with their position_ids
+    if padded or kept_apart:   # the loop's data: padded rows, examples packed into one, or documents with their position_ids
         inputs = {k: v.to(dev) for k, v in training_batch(cfg).items()}
         bare, seq = time_inputs(clock.model, inputs, bare_steps, warmup, dev), inputs["input_ids"].numel() // b
     else: bare, seq = time_steps(clock.model, b, d.block_size, bare_steps, warmup, dev), d.block_size
