@@ -33,6 +33,12 @@
 # would take ~1,500 s of the 1,471 s a sweep may run. SWEEPS may name several sweeps; SWEEP_ARGS apply to each, e.g. the noise floor's
 # second runs beside confirmatory ones: SWEEPS="copy_noise_floor copy_confirmatory" SWEEP_ARGS='--seeds 100,101'.
 # Measured on 2026-12-06 (failure_search small_T256, one H100): two seeds under MPS, 1,143 s wall each, 5.1 GiB peak.
+# Two rounds of three on one H100 (six copy runs a machine), untried: on 2026-12-07, with a carried Triton cache, the
+# machine's start took 97 s of device time, the setup 28 s and each run 722-733 s wall (three under MPS), so a second
+# round would start ~725 s into the sweep and end ~1,460 s into it, ~1,590 s of a session's 1,800 s. The default window
+# (MACHINE_SECONDS=1500, MIN_LEFT=1200) refuses it; MACHINE_SECONDS=$(( budget_left_s - 240 )) MIN_LEFT=auto (no run
+# starts with less left than the last one took) allows it when `status` shows the whole budget before the first call.
+# A run cut by the window is lost (its record is never written); those that ended before it are not.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
 # many ("GPU memory: ..."). Both read the records under $W/results: the committed ones of the sweeps in SWEEPS (copied in
