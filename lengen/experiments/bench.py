@@ -10,7 +10,6 @@ import argparse, gc, itertools, math, sys, tempfile, time
 import torch
 from torch import nn
 from transformers import TrainerCallback, SmolLM3Config, Mamba2Config, AutoModelForCausalLM
-from transformers.masking_utils import find_packed_sequence_indices
 
 from omegaconf import OmegaConf
 
@@ -22,7 +21,7 @@ from ..data import build_tokenizer, build_train_dataset, packed_text, rank_and_w
 from ..eval.common import eval_device
 from ..io import check_output_file, in_ipython, json_text, run_cli, write_json
 from ..models.build import add_run_modules, attn_kwargs, run_config
-from ..models.window_attention import packed_lengths
+from ..models.window_attention import document_packing
 from ..train.progress import peak_gpu_gib
 from ..train.trainer import _collator, cache_triton_autotuning, prepare_model, run_training
 from ..models.architecture import fused_kernels
@@ -136,8 +135,8 @@ def document_length(position_ids:torch.Tensor, # (rows, tokens): positions resta
                    ) -> float:
     "Token-weighted mean length of the documents attention keeps apart in the rows (as `window_sdpa` finds them): Σ L² / Σ L over documents of L tokens."
     pos = position_ids.reshape(-1, position_ids.shape[-1]).cpu()
-    docs = find_packed_sequence_indices(pos)   # None: one document a row
-    lengths = (packed_lengths(docs)[0].diff() if docs is not None else torch.full((len(pos),), pos.shape[-1])).double()
+    packing = document_packing(pos, len(pos))   # None: one document a row
+    lengths = (packing[1].diff() if packing is not None else torch.full((len(pos),), pos.shape[-1])).double()
     return float((lengths ** 2).sum() / lengths.sum())
 
 

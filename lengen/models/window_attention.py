@@ -12,8 +12,9 @@ from ..config import ConfigError
 from ..checks import check_window_kernel
 
 # %% auto #0
-__all__ = ['flash_kernel', 'WINDOW_SDPA', 'KERNEL_DEVICES', 'window_mask', 'masked_sdpa', 'packed_lengths', 'packed_documents',
-           'cudnn_sdpa', 'window_kernel', 'kernel_dtype', 'fa2_attention', 'cudnn_attention', 'window_sdpa_attention']
+__all__ = ['flash_kernel', 'WINDOW_SDPA', 'KERNEL_DEVICES', 'window_mask', 'masked_sdpa', 'packed_lengths', 'document_packing',
+           'packed_documents', 'cudnn_sdpa', 'window_kernel', 'kernel_dtype', 'fa2_attention', 'cudnn_attention',
+           'window_sdpa_attention']
 
 # %% ../../nbs/models/02_window_attention.ipynb #fb14f842
 def window_mask(q_len:int, # queries: the last `q_len` of the keys, as with a KV cache
@@ -47,16 +48,22 @@ def packed_lengths(docs): # (B, L) document index per token, as `find_packed_seq
     return cu, int(cu.diff().max())
 
 # %% ../../nbs/models/02_window_attention.ipynb #0929d094
+def document_packing(position_ids, # (B or 1, L) positions, restarting at 0 where a packed document starts
+                     batch:int):
+    "(docs, cu_seqlens, longest) for packed rows, None for one sequence per row."
+    docs = find_packed_sequence_indices(position_ids.expand(batch, -1))
+    return None if docs is None else (docs, *packed_lengths(docs))
+
 _packing = [None]  # (position_ids, its version, batch, packing) of the last call
 
 def packed_documents(position_ids, # (B or 1, L) positions, restarting at 0 where a packed document starts
                      batch:int):
-    "(docs, cu_seqlens, longest) for packed rows, None for one sequence per row; computed once per forward."
+    "`document_packing`, computed once per forward."
     last = _packing[0]
     if last is None or last[0] is not position_ids or last[1:3] != (position_ids._version, batch):
-        docs = find_packed_sequence_indices(position_ids.expand(batch, -1))
-        _packing[0] = position_ids, position_ids._version, batch, None if docs is None else (docs, *packed_lengths(docs))
+        _packing[0] = position_ids, position_ids._version, batch, document_packing(position_ids, batch)
     return _packing[0][3]
+
 
 # %% ../../nbs/models/02_window_attention.ipynb #796f76d3
 @functools.cache
