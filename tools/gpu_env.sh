@@ -6,10 +6,12 @@
 install_wheels() { python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$1"/*.whl 2>&1 | { grep -v "already exists" || true; }; }   # pip's status decides
 install_gpu() { install_wheels .gpu/wheels; if [ -f .gpu/kernels_slim.tar.gz ]; then tar -xzf .gpu/kernels_slim.tar.gz -C /tmp/site; fi; }
 unpack_triton_cache() {   # Python's tarfile reads xz whether or not the machine has the xz program
-  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' .gpu_cache/triton_cache.tar.xz "$HOME/.triton"; }
+  python3 -c 'import sys, tarfile   # the "data" filter where Python has it (3.12; 3.11.4)
+tarfile.open(sys.argv[1]).extractall(sys.argv[2], **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))' .gpu_cache/triton_cache.tar.xz "$HOME/.triton"; }
 pack_triton_cache() {   # DEST: the machine's compiled, autotuned kernels as an xz tar (multithreaded xz where there is one)
   if command -v xz > /dev/null; then XZ_OPT=-T0 tar cJf "$1" -C "$HOME/.triton" cache
-  else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "w:xz").add(sys.argv[2], arcname="cache")' "$1" "$HOME/.triton/cache"; fi; }
+  else python3 -c 'import sys, tarfile
+with tarfile.open(sys.argv[1], "w:xz") as t: t.add(sys.argv[2], arcname="cache")' "$1" "$HOME/.triton/cache"; fi; }
 once() {   # MARKER COMMAND...: COMMAND once a machine (the marker in /tmp/site: scripts run side by side share it)
   local mark=/tmp/site/.lengen_$1; shift
   if [ ! -f "$mark" ]; then "$@"; mkdir -p /tmp/site && touch "$mark"; fi

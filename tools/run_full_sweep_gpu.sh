@@ -13,7 +13,7 @@
 # 64 MiB beside .gpu (34 MiB) and the working tree (about 18 MiB).
 # A sweep that reads a corpus (`lengen_sweep SWEEP --check` names it: Sweep.corpus) needs it on the machine first: one
 # few `receive` calls that carry lengen_build_corpus's packed corpus. A call's carry counts the working tree too (about
-# 14 MB) toward its 64 MiB, so with P=data/debian_mix/parts (parts of ~23 MiB):
+# 18 MiB) toward its 64 MiB, so with P=data/debian_mix/parts (parts of ~23 MiB):
 #   run(carry=[".gpu", f"{P}/manifest.json", f"{P}/tokenizer", f"{P}/heldout.jsonl.xz", f"{P}/train_names.txt.xz"], command="bash tools/run_full_sweep_gpu.sh receive")
 #   run(carry=[f"{P}/rows2048-000.u16.xz", f"{P}/rows2048-001.u16.xz"], command="bash tools/run_full_sweep_gpu.sh receive")   # two parts a call
 #   run(carry=[<the last two parts>], command="bash tools/run_full_sweep_gpu.sh receive && WAIT=420 SWEEPS=... bash tools/run_full_sweep_gpu.sh start")
@@ -34,10 +34,12 @@
 # second runs beside confirmatory ones: SWEEPS="copy_noise_floor copy_confirmatory" SWEEP_ARGS='--seeds 100,101'.
 # Measured on 2026-12-06 (failure_search small_T256, one H100): two seeds under MPS, 1,143 s wall each, 5.1 GiB peak.
 # Two rounds of three on one H100 (six copy runs a machine), untried: on 2026-12-07, with a carried Triton cache, the
-# machine's start took 97 s of device time, the setup 28 s and each run 722-733 s wall (three under MPS), so a second
-# round would start ~725 s into the sweep and end ~1,460 s into it, ~1,590 s of a session's 1,800 s. The default window
-# (MACHINE_SECONDS=1500, MIN_LEFT=1200) refuses it; MACHINE_SECONDS=$(( budget_left_s - 240 )) MIN_LEFT=auto (no run
-# starts with less left than the last one took) allows it when `status` shows the whole budget before the first call.
+# machine's start took 97 s of device time and the sweep began 28 s after the first call; its first run ended 722 s into
+# the sweep (runs took 722-733 s wall, three under MPS), when the default window (MACHINE_SECONDS=1500: 1,472 s for the
+# sweep) had 750 s left, fewer than MIN_LEFT=1200, so the sweep started no more. A second round started then would end
+# ~1,460 s into the sweep, ~1,590 s of a session's 1,800 s of device time. MACHINE_SECONDS=$(( budget_left_s - 240 ))
+# MIN_LEFT=auto (no run starts with less left than the last one took) allows it when `status` shows the whole budget
+# before the first call (1,560: ~810 s left at 722 s).
 # A run cut by the window is lost (its record is never written); those that ended before it are not.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how

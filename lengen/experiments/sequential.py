@@ -376,7 +376,7 @@ def noise_floor_sentence(floor:dict, # `noise_floor`
                       "so this spread may hold changes of the code between them as well as the GPU's run-to-run nondeterminism.")
     if floor["diverged_pairs"]:
         out += " Set apart, a run diverged: " + ", ".join(f"seed {p['seed']} ({' and '.join(p['diverged'])} run)" for p in floor["diverged_pairs"]) + "."
-    if floor["unpaired"]: out += f" {len(floor['unpaired'])} second run{'s' * (len(floor['unpaired']) > 1)} without a first yet."
+    if floor["unpaired"]: out += f" Not paired yet (its seed's first run is not recorded): {', '.join(floor['unpaired'])}."
     return out
 
 # %% ../../nbs/experiments/07_sequential.ipynb #3a777f04

@@ -49,7 +49,8 @@ def packed_lengths(docs): # (B, L) document index per token, as `find_packed_seq
 
 # %% ../../nbs/models/02_window_attention.ipynb #0929d094
 def document_packing(position_ids, # (B or 1, L) positions, restarting at 0 where a packed document starts
-                     batch:int):
+                     batch:int, # the rows the positions stand for (a (1, L) tensor is shared by all)
+                    ):
     "(docs, cu_seqlens, longest) for packed rows, None for one sequence per row."
     docs = find_packed_sequence_indices(position_ids.expand(batch, -1))
     return None if docs is None else (docs, *packed_lengths(docs))
@@ -57,13 +58,13 @@ def document_packing(position_ids, # (B or 1, L) positions, restarting at 0 wher
 _packing = [None]  # (position_ids, its version, batch, packing) of the last call
 
 def packed_documents(position_ids, # (B or 1, L) positions, restarting at 0 where a packed document starts
-                     batch:int):
+                     batch:int, # as in `document_packing`
+                    ):
     "`document_packing`, computed once per forward."
     last = _packing[0]
     if last is None or last[0] is not position_ids or last[1:3] != (position_ids._version, batch):
         _packing[0] = position_ids, position_ids._version, batch, document_packing(position_ids, batch)
     return _packing[0][3]
-
 
 # %% ../../nbs/models/02_window_attention.ipynb #796f76d3
 @functools.cache
