@@ -9,8 +9,8 @@
 #   run(command="bash tools/run_full_sweep_gpu.sh wait")   # again until it says the sweep has ended
 # After each call, here: tar xzf <files_at>/full_sweep_results.tgz at the repository root and commit the JSONs; keep the
 # returned triton_cache.tar.xz as .gpu_cache/triton_cache.tar.xz (tools/gpu_env.sh unpacks it: the next machine skips autotuning).
-# xz, not gzip: 5.9 MB against 13 MB for the cache of 2026-12-07 (its text IR compresses well), which kept the carry under
-# 64 MiB beside .gpu (34 MiB) and the working tree (about 18 MiB).
+# xz, not gzip: 5.9 MB against 13 MB for the cache of 2026-12-07 (its text IR compresses well), so that the cache fits a
+# call's 64 MiB carry beside .gpu (34 MiB) and the working tree (about 18 MiB); with gzip it did not.
 # A sweep that reads a corpus (`lengen_sweep SWEEP --check` names it: Sweep.corpus) needs it on the machine first: one
 # few `receive` calls that carry lengen_build_corpus's packed corpus. A call's carry counts the working tree too (about
 # 18 MiB) toward its 64 MiB, so with P=data/debian_mix/parts (parts of ~23 MiB):
