@@ -54,7 +54,8 @@
 # finished run took), WAIT (seconds a call waits: 480 for start, 540 for wait), CORPUS (the folder `receive` fills,
 # default data/debian_mix),
 # THROUGHPUT_EXPERIMENT, THROUGHPUT_RUNS (1,4,6), THROUGHPUT_STEPS (500).
-# Each progress report reads every run's lengen_progress.json (lengen.train.progress) through `lengen_sweep --progress`.
+# Each progress report reads every run's lengen_progress.json (lengen.train.progress) through `lengen_sweep --progress`;
+# every report a wave printed comes back as progress_log.txt (progress.txt: the last one only).
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
@@ -78,13 +79,14 @@ pack() {   # every results JSON (untar at the repository root), the logs, the pr
   (cd "$W" && tar czf "$OUT/full_sweep_results.tgz" results)
   (cd "$W" && tar czf "$OUT/full_sweep_logs.tgz" $(ls sweep.log runs/*/*/sweep.log runs/*/*/lengen_progress.json runs/*/*/train_summary.json 2>/dev/null))
   progress > "$OUT/progress.txt" 2>&1
+  cp "$W/progress.log" "$OUT/progress_log.txt" 2>/dev/null   # all of the wave's reports, for its progress JSON
   echo "packed $(find "$W/results" -name '*.json' | wc -l) results JSONs into $OUT/full_sweep_results.tgz"
 }
 
 wait_for() {   # SECONDS: until the sweep has ended or SECONDS have passed, progress every 2 minutes
   local until=$(( $(date +%s) + $1 )) next=0
   while running && [ "$(date +%s)" -lt "$until" ]; do
-    [ "$(date +%s)" -ge "$next" ] && { progress; next=$(( $(date +%s) + 120 )); }
+    [ "$(date +%s)" -ge "$next" ] && { progress | tee -a "$W/progress.log"; next=$(( $(date +%s) + 120 )); }   # every report kept
     sleep 10
   done
   running && echo "the sweep is still running: call 'wait' again" || echo "the sweep has ended"
