@@ -55,7 +55,8 @@
 # default data/debian_mix),
 # THROUGHPUT_EXPERIMENT, THROUGHPUT_RUNS (1,4,6), THROUGHPUT_STEPS (500).
 # Each progress report reads every run's lengen_progress.json (lengen.train.progress) through `lengen_sweep --progress`;
-# every report a wave printed comes back as progress_log.txt (progress.txt: the last one only).
+# every report a wave printed, and the start's window line, come back as progress_log.txt (progress.txt: the last report);
+# tools/wave_progress.py turns them into the wave's progress JSON.
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
@@ -106,7 +107,7 @@ case $MODE in
       FIRST_CALL=$(stat -c %Y /tmp/site/.lengen_first_call)   # when this machine's first call began (tools/gpu_env.sh)
       LIMIT=${TIME_LIMIT:-$(( FIRST_CALL + ${MACHINE_SECONDS:-1500} - $(date +%s) ))}
       [ "$LIMIT" -ge 60 ] || { echo "TIME_LIMIT: $LIMIT s left of MACHINE_SECONDS on this machine, too few for a run"; exit 2; }
-      echo "the sweep may run $LIMIT s (it began $(( $(date +%s) - FIRST_CALL )) s after this machine's first call)"
+      echo "the sweep may run $LIMIT s (it began $(( $(date +%s) - FIRST_CALL )) s after this machine's first call)" | tee -a "$W/progress.log"
       setsid nohup python3 -m lengen.experiments.launch ${SWEEPS:-copy_full_scale} $MPSFLAG --max-parallel "${MAX_PARALLEL:-3}" \
         --time-limit "$LIMIT" --min-left "${MIN_LEFT:-1200}" --results-root "$W/results" --work-root "$W/runs" \
         ${SWEEP_ARGS:-} > "$W/sweep.log" 2>&1 < /dev/null &

@@ -1,0 +1,71 @@
+"""A copy wave's progress JSON (results/gpu/copy_waveN_<gpu>_progress.json) from what tools/run_full_sweep_gpu.sh returns.
+
+Reads the last call's files (progress_log.txt: every progress report of the wave; full_sweep_logs.tgz: the sweep's log and each
+run's log) and the runs' records under results/, and writes the fields nbs/experiments/10_throughput.ipynb reads: each report's
+minutes, steps and peaks (one entry per run, in `runs` order), each run's first-step time, the final peaks, and the sweep's window.
+Written so a wave's reports are copied by a program, not by hand from the calls' output.
+
+    python tools/wave_progress.py <files_at> --out results/gpu/copy_wave8_h100_progress.json --what "..." --date 2026-12-07 [--cache-carried]
+"""
+import argparse, json, re, tarfile
+from pathlib import Path
+
+REPORT = re.compile(r"^--- \d\d:\d\d:\d\d: ([\d.]+) min into the wave$")
+RUN = re.compile(r"^(\w+)/([\w-]+): .*; step (\d+) of \d+,.*peak GPU memory ([\d.]+) GiB")
+GPU = re.compile(r"^GPU memory used, total; utilization: (\d+) MiB, (\d+) MiB")
+WINDOW = re.compile(r"the sweep may run (\d+) s \(it began (\d+) s after this machine's first call\)")
+DONE = re.compile(r"^\S+: done after ([\d.]+) s$")
+FIRST_STEP = re.compile(r"the first step took ([\d.]+) s")
+
+def reports(log:str) -> list[dict]:
+    "One dict per progress report that names a run: minutes into the wave, and per run (sweep, run) its step and peak GiB."
+    out = []
+    for line in log.splitlines():
+        if m := REPORT.match(line): out.append({"minutes": float(m[1]), "runs": {}, "gpu": None})
+        elif out and (m := RUN.match(line)): out[-1]["runs"][(m[1], m[2])] = (int(m[3]), float(m[4]))
+        elif out and (m := GPU.match(line)): out[-1]["gpu"] = (int(m[1]), int(m[2]))
+    return [r for r in out if r["runs"]]
+
+def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bool, min_left, start_line:str|None=None,
+                  budget_left:int|None=None) -> dict:
+    "The progress JSON of the wave whose last call returned `files` (`start_line`: the start call's 'the sweep may run' line, where the log lacks it)."
+    log = (files/"progress_log.txt").read_text()
+    reps = reports(log)
+    keys = sorted(reps[0]["runs"])   # (sweep, run), in the order the reports list them
+    with tarfile.open(files/"full_sweep_logs.tgz") as tar:
+        text = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.name.endswith("sweep.log")}
+    first = [float(FIRST_STEP.search(text[f"runs/{s}/{r}/sweep.log"])[1]) for s, r in keys]
+    records = [json.loads((results/s/f"{r}.json").read_text()) for s, r in keys]
+    prov = {(x["provenance"]["commit"], x["provenance"]["gpu"]) for x in records}
+    if len(prov) != 1: raise SystemExit(f"the wave's records name several commits or GPUs: {sorted(prov)}")
+    (commit, gpu), = prov
+    out = {"what": what, "date": date, "commit": commit, "device": gpu,
+           "runs": [r for _, r in keys], "sweeps": [s for s, _ in keys], "triton_cache_carried": cache_carried,
+           "first_step_seconds": first,
+           "reports": [{"minutes": p["minutes"], "step": [p["runs"][k][0] for k in keys], "peak_gpu_gib": [p["runs"][k][1] for k in keys],
+                        "gpu_memory_used_mib": p["gpu"][0]} for p in reps if set(p["runs"]) == set(keys)],
+           "final_peak_gpu_gib": [x["peak_gpu_gib"] for x in records], "gpu_memory_total_mib": reps[0]["gpu"][1]}
+    if w := WINDOW.search(log) or WINDOW.search(start_line or ""):   # the start call's line (the script writes it into the log)
+        done = [float(m[1]) for line in text["sweep.log"].splitlines() if (m := DONE.match(line))]
+        out["window"] = {"sweep_may_run_s": int(w[1]), "began_after_first_call_s": int(w[2]), "first_run_ended_s": min(done),
+                         "min_left_s": min_left, "budget_left_s": budget_left, "note": "the start call's line ('the sweep may run ...') and the sweep's log (its first 'done after'); budget_left_s: the session's device time `status` showed before the machine's first call"}
+    return out
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("files", type=Path, help="the folder the last call's files came back to (files_at)")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--what", required=True, help="one sentence: which wave, machine and runs")
+    p.add_argument("--date", required=True, help="the wave's day, YYYY-MM-DD")
+    p.add_argument("--results", type=Path, default=Path("results"))
+    p.add_argument("--start-line", default=None, help="the start call's 'the sweep may run N s (it began M s after ...)' line, for a log "
+                   "written before the script kept it")
+    p.add_argument("--cache-carried", action="store_true", help="the calls carried .gpu_cache/triton_cache.tar.xz")
+    p.add_argument("--budget-left", type=int, default=None, help="the device seconds `status` showed before the first call")
+    p.add_argument("--min-left", default="auto", help="the sweep's MIN_LEFT (seconds, or auto)")
+    a = p.parse_args()
+    min_left = a.min_left if a.min_left == "auto" else int(a.min_left)
+    a.out.write_text(json.dumps(wave_progress(a.files, a.results, a.what, a.date, a.cache_carried, min_left, a.start_line, a.budget_left), indent=1) + "\n")
+    print(f"wrote {a.out}")
+
+if __name__ == "__main__": main()
