@@ -9,6 +9,7 @@
 #   run(command="bash tools/run_full_sweep_gpu.sh wait")   # again until it says the sweep has ended
 # After each call, here: tar xzf <files_at>/full_sweep_results.tgz at the repository root and commit the JSONs; keep the
 # returned triton_cache.tar.xz as .gpu_cache/triton_cache.tar.xz (tools/gpu_env.sh unpacks it: the next machine skips autotuning).
+# The wave's progress JSON: python tools/wave_progress.py <files_at> --out results/gpu/copy_waveN_<gpu>_progress.json --date ...
 # xz, not gzip: 5.9 MB against 13 MB for the cache of 2026-12-07 (its text IR compresses well), so that the cache fits a
 # call's 64 MiB carry beside .gpu (34 MiB) and the working tree (about 18 MiB); with gzip it did not.
 # A sweep that reads a corpus (`lengen_sweep SWEEP --check` names it: Sweep.corpus) needs it on the machine first: one
@@ -39,7 +40,9 @@
 # sweep) had 750 s left, fewer than MIN_LEFT=1200, so the sweep started no more. A second round started then would end
 # ~1,460 s into the sweep, ~1,590 s of a session's 1,800 s of device time. MACHINE_SECONDS=$(( budget_left_s - 240 ))
 # MIN_LEFT=auto (no run starts with less left than the last one took) allows it when `status` shows the whole budget
-# before the first call (1,560: ~810 s left at 722 s).
+# before the first call (1,560: ~810 s left at 722 s). Tried on 2026-12-07 (eighth wave, one H100): two refused starts had
+# left 1,529 s, so MACHINE_SECONDS=1329; the first run ended 740 s into a 1,297 s window and auto started no second round
+# (it would have ended ~1,499 s in). Two rounds need about 1,771 s in `status` before the first call.
 # A run cut by the window is lost (its record is never written); those that ended before it are not.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
