@@ -28,9 +28,9 @@ from ..models.architecture import fused_kernels
 
 # %% auto #0
 __all__ = ['SHAPES', 'ATTENTION_VARIANTS', 'VARIANTS', 'VARIANT_ALIASES', 'MODEL_KEYS', 'BENCH_STRENGTH', 'variant_parts',
-           'variant_overrides', 'bench_config', 'model_key', 'build_bench_model', 'model_flops_per_token', 'mfu',
-           'document_length', 'time_inputs', 'time_steps', 'run_bench', 'StepClock', 'training_batch', 'bench_training',
-           'main', 'check_bench_args']
+           'variant_overrides', 'bench_config', 'model_key', 'build_bench_model', 'attended_keys',
+           'model_flops_per_token', 'mfu', 'document_length', 'time_inputs', 'time_steps', 'run_bench', 'StepClock',
+           'training_batch', 'bench_training', 'main', 'check_bench_args']
 
 # %% ../../nbs/experiments/01_bench.ipynb #ce90efc4
 def _smollm3(**kw):
@@ -112,6 +112,12 @@ def build_bench_model(shape:str, cfg, device):
     return add_run_modules(model, cfg).train()
 
 # %% ../../nbs/experiments/01_bench.ipynb #f797a4cf
+def attended_keys(span:float, # tokens of the causal document (or row) a token sits in
+                  window:int|None=None, # a sliding window's keys; None: full attention
+                 ) -> float:
+    "Mean keys a token of a causal document of `span` tokens reads: span/2, or with a window W < span, W − W²/(2·span) (the first W tokens read fewer)."
+    return span / 2 if window is None or span <= window else window - window ** 2 / (2 * span)
+
 def model_flops_per_token(model, seq_len:int, doc_len:int|None=None) -> float:
     "Training FLOPs per token: 6 × matmul parameters + attention scores/values (causal, window- and document-capped)."
     mm = sum(m.weight.numel() for m in model.modules() if isinstance(m, nn.Linear))
@@ -121,8 +127,7 @@ def model_flops_per_token(model, seq_len:int, doc_len:int|None=None) -> float:
         width = c.num_attention_heads * getattr(c, "head_dim", c.hidden_size // c.num_attention_heads)
         span = min(seq_len, doc_len or seq_len)
         for t in c.layer_types:
-            keys = span / 2 if t != "sliding_attention" else min(c.sliding_window, span / 2)
-            attn += 12 * width * keys
+            attn += 12 * width * attended_keys(span, c.sliding_window if t == "sliding_attention" else None)
     return 6 * mm + attn
 
 def mfu(flops_per_token:float, # `model_flops_per_token`
