@@ -64,6 +64,7 @@ class GenerationEvalCallback(TrainerCallback):
         if state.global_step % self.every or not state.is_world_process_zero: return
         model = self.trainer.accelerator.unwrap_model(self.trainer.model)
         loss_due = control.should_log   # `log` clears it: the step's loss would then go unlogged
+        if self.progress is not None: self.progress.write(evaluating="generation")   # (its clock: `evaluation_seconds`)
         self.trainer.log(generation_metrics(model, self.tok, self.cfg))
         control.should_log = loss_due
         if self.progress is not None: self.progress.evaluated("generation", state.global_step)

@@ -14,6 +14,7 @@ from safetensors import safe_open
 from ..config import ConfigError
 from ..features import regularizer_record
 from ..eval.in_run import evaluation_record
+from ..train.progress import read_progress
 from ..checkpoints import latest_checkpoint
 from ..corpus_parts import corpus_identity
 from ..io import device_name, in_ipython, moved_command, relative_override, repo_root, write_json
@@ -135,6 +136,7 @@ def collect_result(spec:RunSpec, out_dir, # the finished run's output_dir
             "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": round(wall_seconds, 1),
             "concurrent_runs": concurrent_runs, "devices": devices, "mps": mps, "launcher": launcher, "bf16": cfg.bf16,
             "device": summ.get("provenance", {}).get("gpu") or device_name(), "peak_gpu_gib": summ.get("peak_gpu_gib"), "memory_layout": MEMORY_LAYOUT,
+            "evaluation_seconds": (read_progress(out) or {}).get("evaluation_seconds"),   # by evaluation, in and after training (None: not recorded)
             **({"diverged": diverged} if diverged else evaluation_record(cfg, out)),
             "provenance": summ.get("provenance", {"from": "not recorded: the run's train_summary.json has no provenance"})}
 

@@ -28,25 +28,29 @@ PROGRESS_FILE = "lengen_progress.json"   # in a run's output_dir
 STATUSES = ("running", "finished", "diverged", "interrupted", "failed")
 
 class ProgressFile(TrainerCallback):
-    "A run's `lengen_progress.json`: status, step, last loss and evaluations, rewritten atomically as they change (a `TrainerCallback`; the stacked engine calls it directly)."
+    "A run's `lengen_progress.json`: status, step, last loss, evaluations and their seconds, rewritten atomically as they change (a `TrainerCallback`; the stacked engine calls it directly)."
     def __init__(self, output_dir, # the run's folder
                  max_steps:int):
         self.path, now = Path(output_dir)/PROGRESS_FILE, time.time()
         self.state = {"status": "running", "step": 0, "max_steps": max_steps, "loss": None, "evaluations": {}, "evaluating": None,
-                      "peak_gpu_gib": None, "started": now, "updated": now, "ended": None}
+                      "evaluation_seconds": {}, "peak_gpu_gib": None, "started": now, "updated": now, "ended": None}
         self.begun = False   # written yet: a start refused before training leaves the folder's file as it was
+        self.evaluation_began = None   # when the evaluation `evaluating` names began
 
     def write(self, **changes):
-        "Update the fields `changes` names, and the run's peak GPU memory so far, and rewrite the file."
+        "Update the fields `changes` names, and the run's peak GPU memory so far, and rewrite the file (`evaluating=NAME` starts the clock of that evaluation)."
+        if changes.get("evaluating"): self.evaluation_began = time.time()
         self.state.update(changes, updated=time.time())
         self.state["peak_gpu_gib"] = peak_gpu_gib(self.state["peak_gpu_gib"])
         write_json(self.state, self.path); self.begun = True
 
     def evaluated(self, name:str, # the in-run evaluation (`lengen.eval.in_run.EVALUATIONS`)
                   step:int|None=None):
-        "Count one run of the evaluation `name` (at `step`, if given)."
+        "Count one run of the evaluation `name` (at `step`, if given), and add its seconds since `write(evaluating=name)` where that began it."
         counts = {**self.state["evaluations"], name: self.state["evaluations"].get(name, 0) + 1}
-        self.write(evaluations=counts, evaluating=None, **({"step": step} if step is not None else {}))
+        secs = dict(self.state["evaluation_seconds"])
+        if self.state["evaluating"] == name: secs[name] = round(secs.get(name, 0.0) + time.time() - self.evaluation_began, 2)
+        self.write(evaluations=counts, evaluation_seconds=secs, evaluating=None, **({"step": step} if step is not None else {}))
 
     def ended(self, status:str, # one of `STATUSES` but running
               error:str|None=None): # why a failed run stopped
@@ -55,9 +59,9 @@ class ProgressFile(TrainerCallback):
         if self.begun and self.state["status"] == "running": self.write(status=status, evaluating=None, ended=time.time(), **({"error": error} if error else {}))
 
     def resumed(self, step:int): # the checkpoint's step the run resumes from
-        "Carry the folder's earlier progress into this one: when the run first began, its evaluations so far, its peak GPU memory, and each resume."
+        "Carry the folder's earlier progress into this one: when the run first began, its evaluations so far and their seconds, its peak GPU memory, and each resume."
         before = read_progress(self.path.parent) or {}
-        self.state.update({k: before[k] for k in ("started", "evaluations", "loss", "peak_gpu_gib") if k in before},
+        self.state.update({k: before[k] for k in ("started", "evaluations", "evaluation_seconds", "loss", "peak_gpu_gib") if k in before},
                           resumes=[*before.get("resumes", []), {"step": step, "at": time.time()}])
 
     def on_train_begin(self, args, state, control, **kwargs):

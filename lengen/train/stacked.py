@@ -476,6 +476,8 @@ def _train_stack_locked(cfg, members, tok, command, log, progress:list) -> dict:
             if dev.type == "cuda": torch.cuda.synchronize()
             log(f"lengen_train: the first step took {time.time() - t0:.1f} s (kernel compilation and autotuning; later steps are the speed)")
         if cfg.eval_steps and step % cfg.eval_steps == 0:   # before the loss, as the Trainer logs them
+            for k in range(K):
+                if not diverged[k]: progress[k].write(evaluating="generation")   # (its clock: each member's evaluation_seconds)
             evals = evaluate_copy_stack(stack, tok, curve_lengths(ct), cfg.data.val_max_samples, ct.alphabet_size, ct.eval_seed)
             for k in range(K):
                 if not diverged[k]:
