@@ -27,7 +27,7 @@ from ..train.progress import PROGRESS_FILE, progress_line
 from ..train.cli import runs_status, train_job
 from ..train.trainer import run_finished
 from ..train.divergence import DIVERGED_EXIT, diverged_record
-from ..io import check_output_file, check_writable, in_ipython, log_tail, repo_relative, repo_root, run_cli, write_json
+from ..io import check_output_file, check_writable, device_name, in_ipython, log_tail, relative_override, repo_relative, repo_root, run_cli, write_json
 from .results import MEMORY_LAYOUT, record_diverged
 from .sweep import (ARCH_FIELDS, SWEEPS, RunSpec, collect_result, pending, replacements, run_dir, sweep_specs,
                                       write_result)
@@ -37,9 +37,9 @@ from .throughput import sweep_throughput
 
 # %% auto #0
 __all__ = ['ENGINES', 'train_command', 'run_one', 'stack_units', 'stack_name', 'stack_command', 'run_stack', 'run_shape',
-           'peak_key', 'recorded_peaks', 'fit_basis', 'parallel_runs', 'run_sweep', 'job_overrides', 'in_given_folder',
-           'launch_sweep', 'collect_finished', 'corpus_refusal', 'check_specs', 'tally', 'stack_size',
-           'progress_report', 'main']
+           'peak_key', 'recorded_peaks', 'fit_basis', 'parallel_runs', 'recorded_wall', 'run_sweep', 'job_overrides',
+           'in_given_folder', 'launch_sweep', 'collect_finished', 'corpus_refusal', 'check_specs', 'tally',
+           'stack_size', 'progress_report', 'main']
 
 # %% ../../nbs/experiments/11_launch.ipynb #b59e7847
 def train_command(spec:RunSpec, out_dir) -> list[str]:
@@ -197,12 +197,29 @@ def parallel_runs(units:list[list[RunSpec]], # the processes to start, a run or 
         + (f"; unchecked for {b['unrecorded']}: no peak recorded" if b["unrecorded"] else ""))
     return n
 
+# %% ../../nbs/experiments/11_launch.ipynb #b7e2a0c1
+def recorded_wall(units:list[list[RunSpec]], # the processes to start (`stack_units`)
+                  results_root, # where the finished runs' records are (every sweep's count)
+                  concurrent:int, # runs at once on the machine
+                  device:str, # the GPU's name, as records keep it (`lengen.io.device_name`)
+                 ) -> tuple[float, Path]|None:
+    "The longest `wall_seconds` of a finished, not diverged record of one of `units`' runs (experiment and overrides) made `concurrent` at once on `device`: (seconds, record); None where there is none."
+    runs = {(s.experiment, tuple(relative_override(o) for o in s.overrides)) for u in units for s in u}
+    found = []
+    for path in sorted(Path(results_root).glob("*/*.json")):
+        try: rec = json.loads(path.read_text())
+        except (OSError, ValueError): continue
+        if (isinstance(rec, dict) and (rec.get("experiment"), tuple(rec.get("overrides") or ())) in runs and rec.get("concurrent_runs") == concurrent
+                and rec.get("device") == device and isinstance(rec.get("wall_seconds"), (int, float)) and not record_diverged(rec)):
+            found.append((rec["wall_seconds"], path))
+    return max(found, default=None)
+
 # %% ../../nbs/experiments/11_launch.ipynb #124ecf38
 def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_root/<sweep>/
               work_root="outputs/sweep", # run folders (checkpoints): never committed
               max_parallel:int|str=1, # runs at once, each its own process; "auto": as many as the GPUs' memory holds (`parallel_runs`)
               time_limit:float|None=None, # seconds for the whole sweep
-              min_left:float|str=0, # with a time limit: start no run with fewer seconds left; "auto": the last finished run's wall time
+              min_left:float|str=0, # with a time limit: start no run with fewer seconds left; "auto": the last finished run's wall time (`recorded_wall` before one)
               mps:bool=False, # share the GPU through CUDA MPS
               gpus:list[str]|None=None, # the GPUs to spread the runs over (default: `visible_gpus()`)
               stack:int=0, # train up to this many seeds of a setting as one stacked model (`stack_units`); 0: one run a process
@@ -217,6 +234,10 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
     n, picker = parallel_runs(units, max_parallel, results_root, gpus, log), GpuPicker(gpus)   # refused here: before any run starts
     devices = max(1, len(picker.load))
     end, last_wall = (None if time_limit is None else time.time() + time_limit), 0.0   # last_wall: seconds of the run done last
+    if min_left == "auto" and end is not None and (rec := recorded_wall(units, results_root, n * max(map(len, units), default=1), device_name())):
+        last_wall = rec[0]   # until one of this sweep's runs finishes: the longest recorded of the same runs on this GPU
+        log(f"--min-left auto: {rec[0]:.0f} s until a run finishes here, the longest wall time recorded for these runs at {n} at once "
+            f"on {device_name()} ({repo_relative(rec[1])})")
     def go(unit, env):
         nonlocal last_wall
         left, need = None if end is None else end - time.time(), last_wall if min_left == "auto" else min_left

@@ -68,7 +68,7 @@ def fake_result(sweep:str, name:str, seed:int, # where the record says it belong
     return {"sweep": sweep, "name": name, "experiment": "synthetic", "overrides": [], "seed": seed, "max_steps": 0, "steps": 0,
             "rows_per_step": 0, "train_tokens": None, "train_loss": 0.0, "parameters": 0, "arch": {}, "corpus": None, "regularizer": {},
             "train_seconds": 0.0, "wall_seconds": 0.0, "concurrent_runs": 1, "devices": 1, "mps": False, "launcher": None, "bf16": False,
-            "device": "synthetic", "peak_gpu_gib": None, "memory_layout": MEMORY_LAYOUT,
+            "device": "synthetic", "peak_gpu_gib": None, "memory_layout": MEMORY_LAYOUT, "evaluation_seconds": None,
             "provenance": {"commit": None, "dirty": None, "from": "synthetic", "code_path": {}}, **evaluation}
 
 # %% ../../nbs/experiments/04_results.ipynb #eb62e201
