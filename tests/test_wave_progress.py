@@ -17,7 +17,7 @@ copy_noise_floor/baseline-seed105: not done; 2.0 min since it began; step 3350 o
 GPU memory used, total; utilization: 57583 MiB, 81559 MiB, 100 %
 13 runs to do, 5 done already; 3 at a time under CUDA MPS
 --- 08:20:18: 4.4 min into the wave
-copy_confirmatory/vpad-seed103: not done; 4.2 min since it began; step 6600 of 20000, evaluations: generation 3, last loss 0.001141, peak GPU memory 17.5 GiB; running
+copy_confirmatory/vpad-seed103: not done; 4.2 min since it began; step 6600 of 20000, evaluations: generation 3 (41 s), last loss 0.001141, peak GPU memory 17.5 GiB; running
 copy_noise_floor/baseline-seed105: done; 4.2 min since it began; step 7150 of 20000, evaluations: generation 3, last loss 0.0008857, peak GPU memory 17.29 GiB; running
 GPU memory used, total; utilization: 57600 MiB, 81559 MiB, 100 %
 """

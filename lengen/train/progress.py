@@ -97,7 +97,8 @@ def progress_line(name:str, # how the line names the run, e.g. "copy_full_scale/
     p, now = read_progress(output_dir), now or time.time()
     state = ("diverged" if record.get("diverged") else "done") if record is not None else "not done"
     if p is None: return f"{name}: {state}; no progress file yet"
-    evals = ", ".join(f"{k} {n}" for k, n in p["evaluations"].items()) or "none"   # (name, times it ran)
+    secs = p.get("evaluation_seconds") or {}   # (a file written before the field: none)
+    evals = ", ".join(f"{k} {n}" + (f" ({secs[k]:.0f} s)" if k in secs else "") for k, n in p["evaluations"].items()) or "none"   # (name, times it ran, seconds in all)
     loss = "-" if p["loss"] is None else f"{p['loss']:.4g}"
     peak = f", peak GPU memory {p['peak_gpu_gib']} GiB" if p.get("peak_gpu_gib") else ""   # (none without CUDA)
     status = p["status"] + (f" (evaluating {p['evaluating']})" if p["evaluating"] else "") + (f": {p['error']}" if p.get("error") else "")
