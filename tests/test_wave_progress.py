@@ -65,3 +65,11 @@ def test_mixed_commits_refused(wave):
     rec = results/"copy_noise_floor"/"baseline-seed105.json"
     rec.write_text(json.dumps({"peak_gpu_gib": 18.0, "provenance": {"commit": "0000000", "gpu": "NVIDIA H100 80GB HBM3"}}))
     with pytest.raises(SystemExit, match="several commits or GPUs"): wave_progress.wave_progress(files, results, "w", "2026-12-07", True, "auto")
+
+def test_unread_lines_refused(wave):
+    "A run's line in a format the parser does not read, or a run that began after the first report, is an error, not a dropped report."
+    files, results = wave
+    (files/"progress_log.txt").write_text(LOG.replace("peak GPU memory 17.5 GiB", "peak memory 17.5 GiB"))
+    with pytest.raises(SystemExit, match="does not read"): wave_progress.wave_progress(files, results, "w", "2026-12-07", True, "auto")
+    (files/"progress_log.txt").write_text(LOG + "--- 08:22:31: 6.6 min into the wave\n" + LOG.splitlines()[10].replace("vpad-seed103", "vpad-seed104") + "\n")
+    with pytest.raises(SystemExit, match="a second round"): wave_progress.wave_progress(files, results, "w", "2026-12-07", True, "auto")

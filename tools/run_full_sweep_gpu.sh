@@ -9,7 +9,7 @@
 #   run(command="bash tools/run_full_sweep_gpu.sh wait")   # again until it says the sweep has ended
 # After each call, here: tar xzf <files_at>/full_sweep_results.tgz at the repository root and commit the JSONs; keep the
 # returned triton_cache.tar.xz as .gpu_cache/triton_cache.tar.xz (tools/gpu_env.sh unpacks it: the next machine skips autotuning).
-# The wave's progress JSON: python tools/wave_progress.py <files_at> --out results/gpu/copy_waveN_<gpu>_progress.json --date ...
+# The wave's progress JSON: python tools/wave_progress.py <files_at> --out results/gpu/copy_waveN_<gpu>_progress.json --what "..." --date ... --min-left ...
 # xz, not gzip: 5.9 MB against 13 MB for the cache of 2026-12-07 (its text IR compresses well), so that the cache fits a
 # call's 64 MiB carry beside .gpu (34 MiB) and the working tree (about 18 MiB); with gzip it did not.
 # A sweep that reads a corpus (`lengen_sweep SWEEP --check` names it: Sweep.corpus) needs it on the machine first: one
@@ -39,10 +39,11 @@
 # the sweep (runs took 722-733 s wall, three under MPS), when the default window (MACHINE_SECONDS=1500: 1,472 s for the
 # sweep) had 750 s left, fewer than MIN_LEFT=1200, so the sweep started no more. A second round started then would end
 # ~1,460 s into the sweep, ~1,590 s of a session's 1,800 s of device time. MACHINE_SECONDS=$(( budget_left_s - 240 ))
-# MIN_LEFT=auto (no run starts with less left than the last one took) allows it when `status` shows the whole budget
+# MIN_LEFT=auto (no run starts with less left than the last one took, or than the longest recorded before one has) allows it when `status` shows the whole budget
 # before the first call (1,560: ~810 s left at 722 s). Tried on 2026-12-07 (eighth wave, one H100): two refused starts had
-# left 1,529 s, so MACHINE_SECONDS=1329; the first run ended 740 s into a 1,297 s window and auto started no second round
-# (it would have ended ~1,499 s in). Two rounds need about 1,771 s in `status` before the first call.
+# left 1,529 s, and MACHINE_SECONDS=1329 (the budget less 200 s, not 240); the first run ended 740 s into a 1,297 s window
+# and auto started no second round. A slot's second run ends about two of its runs in (2 x 759 s = ~1,518 s for the
+# slowest), so two rounds need ~1,790 s in `status` before the first call (with the 240 s margin): a whole budget, only just.
 # A run cut by the window is lost (its record is never written); those that ended before it are not.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
@@ -54,7 +55,7 @@
 # baseline,vpad"), MAX_PARALLEL (runs at once on the whole machine, default 3: fits an H100; auto: as many as fit in the GPUs'
 # memory), MPS (1; 0: no CUDA MPS), TIME_LIMIT (seconds the sweep may run; default: until MACHINE_SECONDS=1500 after the
 # machine's first call), MIN_LEFT (no run starts with fewer seconds left, default 1200; auto: fewer than the last
-# finished run took), WAIT (seconds a call waits: 480 for start, 540 for wait), CORPUS (the folder `receive` fills,
+# finished run took, or before one has, the longest recorded of the same runs made the same way: lengen_sweep --min-left), WAIT (seconds a call waits: 480 for start, 540 for wait), CORPUS (the folder `receive` fills,
 # default data/debian_mix),
 # THROUGHPUT_EXPERIMENT, THROUGHPUT_RUNS (1,4,6), THROUGHPUT_STEPS (500).
 # Each progress report reads every run's lengen_progress.json (lengen.train.progress) through `lengen_sweep --progress`;
@@ -80,11 +81,11 @@ progress() {   # one line per run from its progress file (lengen.train.progress)
 }
 
 pack() {   # every results JSON (untar at the repository root), the logs, the progress
-  (cd "$W" && tar czf "$OUT/full_sweep_results.tgz" results)
+  (cd "$W" && tar czf "$OUT/full_sweep_results.tgz" $(for s in ${SWEEPS:-copy_full_scale}; do [ -d "results/$s" ] && echo "results/$s"; done))   # the sweeps' own folders
   (cd "$W" && tar czf "$OUT/full_sweep_logs.tgz" $(ls sweep.log runs/*/*/sweep.log runs/*/*/lengen_progress.json runs/*/*/train_summary.json 2>/dev/null))
   progress > "$OUT/progress.txt" 2>&1
   cp "$W/progress.log" "$OUT/progress_log.txt" 2>/dev/null   # all of the wave's reports, for its progress JSON
-  echo "packed $(find "$W/results" -name '*.json' | wc -l) results JSONs into $OUT/full_sweep_results.tgz"
+  echo "packed $(tar tzf "$OUT/full_sweep_results.tgz" | grep -c '\.json$') results JSONs into $OUT/full_sweep_results.tgz"
 }
 
 wait_for() {   # SECONDS: until the sweep has ended or SECONDS have passed, progress every 2 minutes
@@ -102,9 +103,10 @@ case $MODE in
     else
       python3 -m lengen.experiments.launch ${SWEEPS:-copy_full_scale} ${SWEEP_ARGS:-} --check --results-root "$W/results" --work-root "$W/runs" \
         || { echo "the sweep's runs do not compose here (above): a missing corpus arrives by 'receive' calls; a bad option is in SWEEP_ARGS"; exit 2; }
-      for s in ${SWEEPS:-copy_full_scale}; do   # the committed results: the sweep skips those runs
-        mkdir -p "$W/results/$s"; cp -n results/$s/*.json "$W/results/$s/" 2>/dev/null
+      for d in results/*/; do   # every committed record: the sweep skips its runs that have one, and sizes its runs (peaks, walls) by all
+        mkdir -p "$W/$d"; cp -n "$d"*.json "$W/$d" 2>/dev/null
       done
+      : > "$W/progress.log"   # this wave's reports only
       python3 -c "import torch; from lengen.models.mamba2.model import mamba2_kernel_path as k; print(torch.__version__, torch.cuda.get_device_name(), 'fused Mamba2 kernels:', k()['fused'])"
       date +%s > "$W/started"
       FIRST_CALL=$(stat -c %Y /tmp/site/.lengen_first_call)   # when this machine's first call began (tools/gpu_env.sh)

@@ -5,13 +5,15 @@ run's log) and the runs' records under results/, and writes the fields nbs/exper
 minutes, steps and peaks (one entry per run, in `runs` order), each run's first-step time, the final peaks, and the sweep's window.
 Written so a wave's reports are copied by a program, not by hand from the calls' output.
 
-    python tools/wave_progress.py <files_at> --out results/gpu/copy_wave8_h100_progress.json --what "..." --date 2026-12-07 [--cache-carried]
+    python tools/wave_progress.py <files_at> --out results/gpu/copy_wave8_h100_progress.json --what "..." --date 2026-12-07 \
+        --min-left auto [--cache-carried] [--budget-left S] [--machine-seconds S]
 """
 import argparse, json, re, tarfile
 from pathlib import Path
 
 REPORT = re.compile(r"^--- \d\d:\d\d:\d\d: ([\d.]+) min into the wave$")
-RUN = re.compile(r"^(\w+)/([\w-]+): .*; step (\d+) of \d+,.*peak GPU memory ([\d.]+) GiB")
+RUN = re.compile(r"^(\w+)/([\w-]+): .*; step (\d+) of \d+,.*peak GPU memory ([\d.]+) GiB")   # lengen.train.progress.progress_line
+RUN_NAME = re.compile(r"^(\w+)/([\w-]+): (not done|done|diverged); ")   # any run's line, to refuse one RUN does not read
 GPU = re.compile(r"^GPU memory used, total; utilization: (\d+) MiB, (\d+) MiB")
 WINDOW = re.compile(r"the sweep may run (\d+) s \(it began (\d+) s after this machine's first call\)")
 DONE = re.compile(r"^\S+: done after ([\d.]+) s$")
@@ -23,15 +25,20 @@ def reports(log:str) -> list[dict]:
     for line in log.splitlines():
         if m := REPORT.match(line): out.append({"minutes": float(m[1]), "runs": {}, "gpu": None})
         elif out and (m := RUN.match(line)): out[-1]["runs"][(m[1], m[2])] = (int(m[3]), float(m[4]))
+        elif out and RUN_NAME.match(line) and "no progress file yet" not in line:
+            raise SystemExit(f"a run's progress line this script does not read (has progress_line changed?): {line}")
         elif out and (m := GPU.match(line)): out[-1]["gpu"] = (int(m[1]), int(m[2]))
     return [r for r in out if r["runs"]]
 
 def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bool, min_left, start_line:str|None=None,
-                  budget_left:int|None=None) -> dict:
+                  budget_left:int|None=None, machine_seconds:int|None=None) -> dict:
     "The progress JSON of the wave whose last call returned `files` (`start_line`: the start call's 'the sweep may run' line, where the log lacks it)."
     log = (files/"progress_log.txt").read_text()
     reps = reports(log)
-    keys = sorted(reps[0]["runs"])   # (sweep, run), in the order the reports list them
+    if not reps: raise SystemExit(f"no progress report in {files/'progress_log.txt'} names a run")
+    keys = sorted(reps[0]["runs"])   # (sweep, run), sorted: the order of every list below
+    if later := sorted({k for p in reps for k in p["runs"]} - set(keys)):
+        raise SystemExit(f"runs that began after the first report (a second round, or two waves in one log): {later}; this script reads one round")
     with tarfile.open(files/"full_sweep_logs.tgz") as tar:
         text = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.name.endswith("sweep.log")}
     first = [float(FIRST_STEP.search(text[f"runs/{s}/{r}/sweep.log"])[1]) for s, r in keys]
@@ -44,11 +51,12 @@ def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bo
            "first_step_seconds": first,
            "reports": [{"minutes": p["minutes"], "step": [p["runs"][k][0] for k in keys], "peak_gpu_gib": [p["runs"][k][1] for k in keys],
                         "gpu_memory_used_mib": p["gpu"][0]} for p in reps if set(p["runs"]) == set(keys)],
-           "final_peak_gpu_gib": [x["peak_gpu_gib"] for x in records], "gpu_memory_total_mib": reps[0]["gpu"][1]}
+           "final_peak_gpu_gib": [x["peak_gpu_gib"] for x in records], "gpu_memory_total_mib": (reps[0]["gpu"] or (None, None))[1]}
     if w := WINDOW.search(log) or WINDOW.search(start_line or ""):   # the start call's line (the script writes it into the log)
         done = [float(m[1]) for line in text["sweep.log"].splitlines() if (m := DONE.match(line))]
+        if not done: raise SystemExit("the sweep's log names no run done: no window to record")
         out["window"] = {"sweep_may_run_s": int(w[1]), "began_after_first_call_s": int(w[2]), "first_run_ended_s": min(done),
-                         "min_left_s": min_left, "budget_left_s": budget_left, "note": "the start call's line ('the sweep may run ...') and the sweep's log (its first 'done after'); budget_left_s: the session's device time `status` showed before the machine's first call"}
+                         "min_left_s": min_left, "budget_left_s": budget_left, "machine_seconds": machine_seconds, "note": "the start call's line ('the sweep may run ...') and the sweep's log (its first 'done after'); budget_left_s: the session's device time `status` showed before the machine's first call; machine_seconds: the sweep's MACHINE_SECONDS"}
     return out
 
 def main():
@@ -62,10 +70,11 @@ def main():
                    "written before the script kept it")
     p.add_argument("--cache-carried", action="store_true", help="the calls carried .gpu_cache/triton_cache.tar.xz")
     p.add_argument("--budget-left", type=int, default=None, help="the device seconds `status` showed before the first call")
-    p.add_argument("--min-left", default="auto", help="the sweep's MIN_LEFT (seconds, or auto)")
+    p.add_argument("--machine-seconds", type=int, default=None, help="the sweep's MACHINE_SECONDS")
+    p.add_argument("--min-left", required=True, help="the sweep's MIN_LEFT (seconds, or auto; the script's default is 1200)")
     a = p.parse_args()
     min_left = a.min_left if a.min_left == "auto" else int(a.min_left)
-    a.out.write_text(json.dumps(wave_progress(a.files, a.results, a.what, a.date, a.cache_carried, min_left, a.start_line, a.budget_left), indent=1) + "\n")
+    a.out.write_text(json.dumps(wave_progress(a.files, a.results, a.what, a.date, a.cache_carried, min_left, a.start_line, a.budget_left, a.machine_seconds), indent=1) + "\n")
     print(f"wrote {a.out}")
 
 if __name__ == "__main__": main()

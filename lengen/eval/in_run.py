@@ -4,7 +4,7 @@
 
 # %% ../../nbs/eval/05_in_run.ipynb #ae63ef17
 from __future__ import annotations
-import json
+import contextlib, json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -64,10 +64,9 @@ class GenerationEvalCallback(TrainerCallback):
         if state.global_step % self.every or not state.is_world_process_zero: return
         model = self.trainer.accelerator.unwrap_model(self.trainer.model)
         loss_due = control.should_log   # `log` clears it: the step's loss would then go unlogged
-        if self.progress is not None: self.progress.write(evaluating="generation")   # (its clock: `evaluation_seconds`)
-        self.trainer.log(generation_metrics(model, self.tok, self.cfg))
+        timed = self.progress.evaluation("generation", state.global_step) if self.progress is not None else contextlib.nullcontext()
+        with timed: self.trainer.log(generation_metrics(model, self.tok, self.cfg))   # (counted and timed in the progress file)
         control.should_log = loss_due
-        if self.progress is not None: self.progress.evaluated("generation", state.global_step)
 
 # %% ../../nbs/eval/05_in_run.ipynb #c078c8a7
 def final_copy_eval(model, tokenizer, cfg, summary:dict|None=None, # the run's train summary (unused: every end evaluation takes it)

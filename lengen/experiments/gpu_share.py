@@ -12,8 +12,8 @@ import torch
 from ..config import ConfigError
 
 # %% auto #0
-__all__ = ['MPS_CONTROL', 'PEAK_MARGIN', 'PROCESS_GIB', 'mps_daemon', 'child_env', 'visible_gpus', 'GpuPicker', 'gpu_memory_gib',
-           'run_gib', 'runs_that_fit']
+__all__ = ['MPS_CONTROL', 'PEAK_MARGIN', 'PROCESS_GIB', 'mps_daemon', 'child_env', 'visible_gpus', 'GpuPicker', 'nvidia_smi',
+           'gpu_memory_gib', 'gpu_names', 'run_gib', 'runs_that_fit']
 
 # %% ../../nbs/experiments/09_gpu_share.ipynb #8476aae2
 MPS_CONTROL = "nvidia-cuda-mps-control"
@@ -72,16 +72,27 @@ class GpuPicker:
             with self.lock: self.load[g] -= 1
 
 # %% ../../nbs/experiments/09_gpu_share.ipynb #28a12c5d
-def gpu_memory_gib(gpus:list[str], # the GPUs, as `visible_gpus` names them
-                 ) -> list[float]|None:
-    "Each of `gpus`' total memory in GiB, as nvidia-smi reports it (`memory.total`); None where nvidia-smi is missing or does not answer for all of them."
+def nvidia_smi(gpus:list[str], # the GPUs, as `visible_gpus` names them
+               field:str, # a `--query-gpu` field, e.g. memory.total or name
+              ) -> list[str]|None:
+    "Each of `gpus`' `field` as nvidia-smi reports it, one string a GPU; None where nvidia-smi is missing or does not answer for all of them."
     if not gpus or shutil.which("nvidia-smi") is None: return None
-    try: out = subprocess.run(["nvidia-smi", f"--id={','.join(gpus)}", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+    try: out = subprocess.run(["nvidia-smi", f"--id={','.join(gpus)}", f"--query-gpu={field}", "--format=csv,noheader,nounits"],
                               capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired): return None
-    mib = out.stdout.split()
-    if out.returncode or len(mib) != len(gpus) or not all(m.isdigit() for m in mib): return None
-    return [int(m) / 1024 for m in mib]
+    values = [v.strip() for v in out.stdout.splitlines() if v.strip()]
+    return None if out.returncode or len(values) != len(gpus) else values
+
+def gpu_memory_gib(gpus:list[str], # the GPUs, as `visible_gpus` names them
+                 ) -> list[float]|None:
+    "Each of `gpus`' total memory in GiB (`memory.total`); None where nvidia-smi is missing or does not answer for all of them."
+    mib = nvidia_smi(gpus, "memory.total")
+    return None if mib is None or not all(m.isdigit() for m in mib) else [int(m) / 1024 for m in mib]
+
+def gpu_names(gpus:list[str], # the GPUs, as `visible_gpus` names them
+             ) -> list[str]|None:
+    "Each of `gpus`' name as records keep it (e.g. NVIDIA H100 80GB HBM3), without initializing CUDA here; None where nvidia-smi does not answer."
+    return nvidia_smi(gpus, "name")
 
 # %% ../../nbs/experiments/09_gpu_share.ipynb #b269beec
 PEAK_MARGIN, PROCESS_GIB = 1.1, 0.5   # a run's GPU memory: its recorded peak × 1.1 + 0.5 GiB (see above)

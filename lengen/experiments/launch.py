@@ -27,11 +27,11 @@ from ..train.progress import PROGRESS_FILE, progress_line
 from ..train.cli import runs_status, train_job
 from ..train.trainer import run_finished
 from ..train.divergence import DIVERGED_EXIT, diverged_record
-from ..io import check_output_file, check_writable, device_name, in_ipython, log_tail, relative_override, repo_relative, repo_root, run_cli, write_json
+from ..io import check_output_file, check_writable, in_ipython, log_tail, relative_override, repo_relative, repo_root, run_cli, write_json
 from .results import MEMORY_LAYOUT, record_diverged
 from .sweep import (ARCH_FIELDS, SWEEPS, RunSpec, collect_result, pending, replacements, run_dir, sweep_specs,
                                       write_result)
-from .gpu_share import (PEAK_MARGIN, PROCESS_GIB, GpuPicker, child_env, gpu_memory_gib, mps_daemon, run_gib,
+from .gpu_share import (PEAK_MARGIN, PROCESS_GIB, GpuPicker, child_env, gpu_memory_gib, gpu_names, mps_daemon, run_gib,
                                           runs_that_fit, visible_gpus)
 from .throughput import sweep_throughput
 
@@ -201,16 +201,19 @@ def parallel_runs(units:list[list[RunSpec]], # the processes to start, a run or 
 def recorded_wall(units:list[list[RunSpec]], # the processes to start (`stack_units`)
                   results_root, # where the finished runs' records are (every sweep's count)
                   concurrent:int, # runs at once on the machine
-                  device:str, # the GPU's name, as records keep it (`lengen.io.device_name`)
+                  device:str, # the GPU's name, as records keep it (`gpu_names`; "cpu" without one)
+                  mps:bool=False, # whether the runs share the GPU through CUDA MPS
+                  devices:int=1, # the GPUs the runs are spread over
                  ) -> tuple[float, Path]|None:
-    "The longest `wall_seconds` of a finished, not diverged record of one of `units`' runs (experiment and overrides) made `concurrent` at once on `device`: (seconds, record); None where there is none."
+    "The longest `wall_seconds` of a finished, not diverged record of one of `units`' runs (experiment and overrides) made as these will be (`concurrent` at once on `devices` GPUs named `device`, MPS or not): (seconds, record); None where there is none."
     runs = {(s.experiment, tuple(relative_override(o) for o in s.overrides)) for u in units for s in u}
     found = []
     for path in sorted(Path(results_root).glob("*/*.json")):
         try: rec = json.loads(path.read_text())
         except (OSError, ValueError): continue
-        if (isinstance(rec, dict) and (rec.get("experiment"), tuple(rec.get("overrides") or ())) in runs and rec.get("concurrent_runs") == concurrent
-                and rec.get("device") == device and isinstance(rec.get("wall_seconds"), (int, float)) and not record_diverged(rec)):
+        if (isinstance(rec, dict) and (rec.get("experiment"), tuple(rec.get("overrides") or ())) in runs and isinstance(rec.get("wall_seconds"), (int, float))
+                and (rec.get("concurrent_runs"), rec.get("device"), rec.get("mps"), rec.get("devices")) == (concurrent, device, mps, devices)
+                and not record_diverged(rec)):
             found.append((rec["wall_seconds"], path))
     return max(found, default=None)
 
@@ -234,10 +237,11 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
     n, picker = parallel_runs(units, max_parallel, results_root, gpus, log), GpuPicker(gpus)   # refused here: before any run starts
     devices = max(1, len(picker.load))
     end, last_wall = (None if time_limit is None else time.time() + time_limit), 0.0   # last_wall: seconds of the run done last
-    if min_left == "auto" and end is not None and (rec := recorded_wall(units, results_root, n * max(map(len, units), default=1), device_name())):
-        last_wall = rec[0]   # until one of this sweep's runs finishes: the longest recorded of the same runs on this GPU
-        log(f"--min-left auto: {rec[0]:.0f} s until a run finishes here, the longest wall time recorded for these runs at {n} at once "
-            f"on {device_name()} ({repo_relative(rec[1])})")
+    at_once, gpu = n * max(map(len, units), default=1), ((gpu_names(gpus) or [None])[0] if gpus else "cpu")   # (nvidia-smi: no CUDA here)
+    if min_left == "auto" and end is not None and gpu and (rec := recorded_wall(units, results_root, at_once, gpu, bool(mps), devices)):
+        last_wall = rec[0]   # until one of this sweep's runs finishes: the longest recorded of the same runs made the same way
+        log(f"--min-left auto: {rec[0]:.0f} s until a run finishes here, the longest wall time recorded for these runs at {at_once} at once "
+            f"on {gpu} ({repo_relative(rec[1])})")
     def go(unit, env):
         nonlocal last_wall
         left, need = None if end is None else end - time.time(), last_wall if min_left == "auto" else min_left
@@ -405,7 +409,8 @@ def main(argv:list[str]|None=None) -> int:
                    "--results-root is refused; auto: the most that fit")
     p.add_argument("--time-limit", type=float, default=None, help="seconds for the whole sweep; runs still going are stopped")
     p.add_argument("--min-left", type=_seconds_or_auto, default=0, help="with --time-limit: start no run with fewer seconds "
-                   "left; auto: the wall time of the run this sweep finished last")
+                   "left; auto: the wall time of the run this sweep finished last, and before one has, the longest "
+                   "recorded for the same runs made the same way (recorded_wall)")
     p.add_argument("--results-root", default=str(repo_root()/"results"))
     p.add_argument("--work-root", default="outputs/sweep", help="run folders with checkpoints (never committed)")
     p.add_argument("--data-root", default=None, help="the text corpus of lengen_build_corpus (default: each sweep's own, "

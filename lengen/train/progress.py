@@ -52,6 +52,12 @@ class ProgressFile(TrainerCallback):
         if self.state["evaluating"] == name: secs[name] = round(secs.get(name, 0.0) + time.time() - self.evaluation_began, 2)
         self.write(evaluations=counts, evaluation_seconds=secs, evaluating=None, **({"step": step} if step is not None else {}))
 
+    @contextlib.contextmanager
+    def evaluation(self, name:str, # the in-run evaluation (`lengen.eval.in_run.EVALUATIONS`)
+                   step:int|None=None):
+        "Within: the evaluation `name` runs (`evaluating`, its clock started); after it, counted with its seconds (`evaluated`). An exception leaves it uncounted."
+        self.write(evaluating=name); yield; self.evaluated(name, step)
+
     def ended(self, status:str, # one of `STATUSES` but running
               error:str|None=None): # why a failed run stopped
         "Say how the run ended, once it has begun; the first end said stands (a run that diverged and then raised `Diverged` stays diverged)."

@@ -36,7 +36,7 @@ __all__ = ['member_configs', 'stack_refusals', 'check_stack', 'data_order', 'pad
            'lr_multipliers', 'member_grad_norms', 'clip_members', 'StackStep', 'member_optimizer_state',
            'member_tensor_like', 'load_member_optimizer_state', 'save_member_checkpoint', 'common_checkpoint',
            'teacher_forced_stack', 'evaluate_copy_stack', 'stack_perturbations', 'stack_code_path', 'check_members',
-           'train_stack', 'resume_members', 'stack_loader', 'log_members', 'finish_member']
+           'train_stack', 'members_evaluating', 'resume_members', 'stack_loader', 'log_members', 'finish_member']
 
 # %% ../../nbs/train/03_stacked.ipynb #917f1f66
 def member_configs(cfg:DictConfig) -> list[DictConfig]:
@@ -400,6 +400,17 @@ def train_stack(cfg:DictConfig, # a composed, validated config with `stack.seeds
         progress = [ProgressFile(m.output_dir, m.max_steps) for m in members]   # each member's lengen_progress.json (lengen.train.progress)
         with ended_by_errors(*progress, holds_run=previous_run): return _train_stack_locked(cfg, members, tok, command, log, progress)
 
+# %% ../../nbs/train/03_stacked.ipynb #c4d8e1a0
+def members_evaluating(progress:list, # each member's `ProgressFile`
+                       diverged:list, # each member's divergence (falsy: still training)
+                       name:str, # the evaluation (`lengen.eval.in_run.EVALUATIONS`)
+                       step:int|None=None) -> contextlib.ExitStack:
+    "Within: every member still training makes the evaluation `name` (`ProgressFile.evaluation`): the stack's one evaluation is each one's, counted and timed."
+    timed = contextlib.ExitStack()
+    for p, gone in zip(progress, diverged):
+        if not gone: timed.enter_context(p.evaluation(name, step))
+    return timed
+
 # %% ../../nbs/train/03_stacked.ipynb #38d17f61
 def resume_members(members:list[DictConfig], models:list, log) -> tuple[int|None, list[list]]:
     "Load each member's newest checkpoint that every member completed into its model (when the run resumes, with settings a resume may change: `check_resume_config`); the step and each member's log."
@@ -467,7 +478,9 @@ def _train_stack_locked(cfg, members, tok, command, log, progress:list) -> dict:
     resumed = [Path(m.output_dir)/f"checkpoint-{start}" if start else None for m in members]
     writers = [records_writer(m, command, ck, check_resume_config(ck, m) if ck else {}) for m, ck in zip(members, resumed)]   # each written once its run has a file of its own
     diverged, last_finite, per_epoch = [None] * K, [None] * K, ct.num_train / cfg.per_device_train_batch_size
-    for p in progress: p.write(step=start or 0)
+    for p in progress:
+        if start: p.resumed(start)   # the same runs going on: when they began, their evaluations (and seconds) so far, each resume
+        p.write(step=start or 0)
     t0, step = time.time(), start or 0
     for batch in loader:
         step += 1
@@ -476,13 +489,10 @@ def _train_stack_locked(cfg, members, tok, command, log, progress:list) -> dict:
             if dev.type == "cuda": torch.cuda.synchronize()
             log(f"lengen_train: the first step took {time.time() - t0:.1f} s (kernel compilation and autotuning; later steps are the speed)")
         if cfg.eval_steps and step % cfg.eval_steps == 0:   # before the loss, as the Trainer logs them
+            with members_evaluating(progress, diverged, "generation", step):
+                evals = evaluate_copy_stack(stack, tok, curve_lengths(ct), cfg.data.val_max_samples, ct.alphabet_size, ct.eval_seed)
             for k in range(K):
-                if not diverged[k]: progress[k].write(evaluating="generation")   # (its clock: each member's evaluation_seconds)
-            evals = evaluate_copy_stack(stack, tok, curve_lengths(ct), cfg.data.val_max_samples, ct.alphabet_size, ct.eval_seed)
-            for k in range(K):
-                if not diverged[k]:
-                    histories[k].append({**{f"copy/{mm}@{r['length']}": r[mm] for r in evals[k] for mm in EVAL_METRICS}, "step": step})
-                    progress[k].evaluated("generation", step)
+                if not diverged[k]: histories[k].append({**{f"copy/{mm}@{r['length']}": r[mm] for r in evals[k] for mm in EVAL_METRICS}, "step": step})
         if step % cfg.logging_steps == 0 or step == cfg.max_steps:
             losses = step_fn.take_losses()
             log_members(histories, diverged, last_finite, losses, step_fn.grad_norm.cpu(), step, cfg.optim.lr * lrs[step - 1], step / per_epoch)
@@ -495,11 +505,8 @@ def _train_stack_locked(cfg, members, tok, command, log, progress:list) -> dict:
                 if not diverged[k]: save_member_checkpoint(stack, k, opt, models[0], m, tok, step, histories[k]); writers[k]()
         if all(diverged): break
     train_seconds = time.time() - t0
-    for k, p in enumerate(progress):
-        if not diverged[k]: p.write(evaluating="copy")
-    finals = evaluate_copy_stack(stack, tok, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed) if not all(diverged) else [None] * K
-    for k, p in enumerate(progress):
-        if not diverged[k]: p.evaluated("copy")
+    with members_evaluating(progress, diverged, "copy"):
+        finals = evaluate_copy_stack(stack, tok, ct.eval_lengths, ct.eval_samples, ct.alphabet_size, ct.eval_seed) if not all(diverged) else [None] * K
     code = stack_code_path(cfg, dev.type == "cuda")
     for w in writers: w()
     metrics = {m.seed: finish_member(stack, k, m, tok, histories[k], diverged[k], finals[k], step, train_seconds,

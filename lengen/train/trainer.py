@@ -497,7 +497,7 @@ def _train_locked(cfg, tok, args, callbacks, command, progress) -> dict:
                 if e.logged: e.logged(trainer.state.log_history, cfg)   # what was logged while training, a diverged run's too
             if not found:   # a diverged run is not evaluated
                 for e in (e for e in evaluations if e.final):
-                    progress.write(evaluating=e.name); metrics.update(e.final(trainer.model, tok, cfg, summary)); progress.evaluated(e.name)
+                    with progress.evaluation(e.name): metrics.update(e.final(trainer.model, tok, cfg, summary))
             write_summary(summary, cfg.output_dir)   # last: a run whose train_summary.json exists has finished
             progress.ended("diverged" if found else "finished")
     if found:
