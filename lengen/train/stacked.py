@@ -405,7 +405,7 @@ def members_evaluating(progress:list, # each member's `ProgressFile`
                        diverged:list, # each member's divergence (falsy: still training)
                        name:str, # the evaluation (`lengen.eval.in_run.EVALUATIONS`)
                        step:int|None=None) -> contextlib.ExitStack:
-    "Within: every member still training makes the evaluation `name` (`ProgressFile.evaluation`): the stack's one evaluation is each one's, counted and timed."
+    "Within: every member still training makes the evaluation `name` (its `ProgressFile`'s evaluation context): the stack's one evaluation is each one's, counted and timed."
     timed = contextlib.ExitStack()
     for p, gone in zip(progress, diverged):
         if not gone: timed.enter_context(p.evaluation(name, step))
