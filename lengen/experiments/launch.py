@@ -37,9 +37,9 @@ from .throughput import sweep_throughput
 
 # %% auto #0
 __all__ = ['ENGINES', 'train_command', 'run_one', 'stack_units', 'stack_name', 'stack_command', 'run_stack', 'run_shape',
-           'peak_key', 'recorded_peaks', 'fit_basis', 'parallel_runs', 'recorded_wall', 'run_sweep', 'job_overrides',
-           'in_given_folder', 'launch_sweep', 'collect_finished', 'corpus_refusal', 'check_specs', 'tally',
-           'stack_size', 'progress_report', 'main']
+           'peak_key', 'every_record', 'recorded_peaks', 'fit_basis', 'parallel_runs', 'recorded_wall', 'run_sweep',
+           'job_overrides', 'in_given_folder', 'launch_sweep', 'collect_finished', 'corpus_refusal', 'check_specs',
+           'tally', 'stack_size', 'progress_report', 'main']
 
 # %% ../../nbs/experiments/11_launch.ipynb #b59e7847
 def train_command(spec:RunSpec, out_dir) -> list[str]:
@@ -130,13 +130,20 @@ def _seeds_a_process(record:dict) -> int:
     "How many seeds the process that trained a record's run trained: its stack's, or 1."
     return len((((record.get("provenance") or {}).get("stack")) or {}).get("seeds") or [None])
 
+def every_record(results_root) -> list[tuple[Path, dict]]:
+    "Each JSON object under `results_root`'s sweep folders, with its path: the runs' records among protocols and reports (a file that does not read is left out)."
+    out = []
+    for path in sorted(Path(results_root).glob("*/*.json")):
+        try: rec = json.loads(path.read_text())
+        except (OSError, ValueError): continue
+        if isinstance(rec, dict): out.append((path, rec))
+    return out
+
 def recorded_peaks(results_root) -> dict:
     "The largest `peak_gpu_gib` of the finished runs' records under `results_root` (every sweep's), per `peak_key`: (peak, record)."
     peaks = {}
-    for path in sorted(Path(results_root).glob("*/*.json")):
-        try: rec = json.loads(path.read_text())
-        except (OSError, ValueError): continue   # no record (nor a peak) in a file that does not read
-        peak = rec.get("peak_gpu_gib") if isinstance(rec, dict) else None   # (a protocol, a report: no peak)
+    for path, rec in every_record(results_root):
+        peak = rec.get("peak_gpu_gib")   # (a protocol, a report: no peak)
         if peak is not None and record_diverged(rec): continue   # stopped before its final evaluation: not a whole run's peak
         key = isinstance(peak, (int, float)) and peak_key(rec.get("experiment"), _seeds_a_process(rec), rec)
         if key and peak > peaks.get(key, (0.0,))[0]: peaks[key] = (peak, path)
@@ -207,15 +214,10 @@ def recorded_wall(units:list[list[RunSpec]], # the processes to start (`stack_un
                  ) -> tuple[float, Path]|None:
     "The longest `wall_seconds` of a finished, not diverged record of one of `units`' runs (experiment and overrides) made as these will be (`concurrent` at once on `devices` GPUs named `device`, MPS or not): (seconds, record); None where there is none."
     runs = {(s.experiment, tuple(relative_override(o) for o in s.overrides)) for u in units for s in u}
-    found = []
-    for path in sorted(Path(results_root).glob("*/*.json")):
-        try: rec = json.loads(path.read_text())
-        except (OSError, ValueError): continue
-        if (isinstance(rec, dict) and (rec.get("experiment"), tuple(rec.get("overrides") or ())) in runs and isinstance(rec.get("wall_seconds"), (int, float))
+    return max(((rec["wall_seconds"], path) for path, rec in every_record(results_root)
+                if (rec.get("experiment"), tuple(rec.get("overrides") or ())) in runs and isinstance(rec.get("wall_seconds"), (int, float))
                 and (rec.get("concurrent_runs"), rec.get("device"), rec.get("mps"), rec.get("devices")) == (concurrent, device, mps, devices)
-                and not record_diverged(rec)):
-            found.append((rec["wall_seconds"], path))
-    return max(found, default=None)
+                and not record_diverged(rec)), default=None)
 
 # %% ../../nbs/experiments/11_launch.ipynb #124ecf38
 def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_root/<sweep>/
