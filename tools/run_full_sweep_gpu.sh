@@ -64,6 +64,7 @@
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
+REPO=$PWD   # the repository root (the committed records, as carried)
 export W=${SWEEP_WORK:-/tmp/full_sweep}; mkdir -p "$W/results"   # outside the repository: each call re-syncs the tree
 source tools/gpu_env.sh   # carried wheels and kernels (installed once a machine), offline environment
 CORPUS=${CORPUS:-data/debian_mix}   # inside the tree: records keep relative paths
@@ -80,12 +81,16 @@ progress() {   # one line per run from its progress file (lengen.train.progress)
   grep -v "^GPU memory: " "$W/sweep.log" 2>/dev/null | tail -n 3   # (that line is above, once)
 }
 
-pack() {   # every results JSON (untar at the repository root), the logs, the progress
-  (cd "$W" && tar czf "$OUT/full_sweep_results.tgz" $(for s in ${SWEEPS:-copy_full_scale}; do [ -d "results/$s" ] && echo "results/$s"; done))   # the sweeps' own folders
+new_records() {   # the results JSONs this machine wrote: under $W/results, and not a committed record as it is in the tree
+  (cd "$W" && for f in results/*/*.json; do [ -f "$f" ] && ! cmp -s "$f" "$REPO/$f" && echo "$f"; done)
+}
+
+pack() {   # the new results JSONs (untar at the repository root), the logs, the progress
+  new_records | tar czf "$OUT/full_sweep_results.tgz" -C "$W" -T -   # by content, not by SWEEPS: a 'wait' call is not told the start's SWEEPS
   (cd "$W" && tar czf "$OUT/full_sweep_logs.tgz" $(ls sweep.log runs/*/*/sweep.log runs/*/*/lengen_progress.json runs/*/*/train_summary.json 2>/dev/null))
   progress > "$OUT/progress.txt" 2>&1
   cp "$W/progress.log" "$OUT/progress_log.txt" 2>/dev/null   # all of the wave's reports, for its progress JSON
-  echo "packed $(tar tzf "$OUT/full_sweep_results.tgz" | grep -c '\.json$') results JSONs into $OUT/full_sweep_results.tgz"
+  echo "packed $(tar tzf "$OUT/full_sweep_results.tgz" | grep -c '\.json$') new results JSONs into $OUT/full_sweep_results.tgz"
 }
 
 wait_for() {   # SECONDS: until the sweep has ended or SECONDS have passed, progress every 2 minutes
