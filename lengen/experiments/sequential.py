@@ -236,6 +236,7 @@ def compute_study(records:list[dict], # the records of the protocol's sweep (oth
               for h in p["confirmatory"]}
     return {"study": p["study"], "looks_planned": p["looks"], "metric": p["metric"]["name"], "baseline": base,
             "confirmatory": p["confirmatory"], "exploratory": p["exploratory"], "looks": looks, "waiting": waiting, "status": status,
+            "rebuilt": sorted(run_id(r) for s in by.values() for r in s.values() if "rebuilt" in r),   # records rebuilt from their runs' logs
             "code_path": check_code_paths([r for s in by.values() for r in s.values()], allow=tuple(p["provenance"].get("allowed_differences", ())))
                          if by else None}
 
@@ -281,11 +282,14 @@ def study_status(study:dict, # `compute_study`
                  names:dict|None=None) -> str:
     "Markdown: the confirmatory study's state, then its sentences (`study_sentences`), the sensitivity analysis and the diverged runs."
     looks, head = study["looks"], f"**The confirmatory study** (protocol: `{protocol_path}`"
-    planned = ", ".join(map(str, study["looks_planned"]))
+    planned, rebuilt = ", ".join(map(str, study["looks_planned"])), study.get("rebuilt") or []
+    note = (f" {len(rebuilt)} recorded run{'s' * (len(rebuilt) > 1)} ({', '.join(rebuilt)}) {'was' if len(rebuilt) == 1 else 'were'} rebuilt "
+            "from the runs' own logs (their machine wrote the records, which did not come back); exact match, the metric's "
+            "measure, is exact in them." if rebuilt else "")
     if not looks:
         w = study["waiting"]
         return (f"{head}): no confirmatory look yet. It plans looks at {planned} fresh seeds a setting; look 1 needs "
-                f"{w['needed']} runs and {(k := w['needed'] - len(w['missing']))} {'is' if k == 1 else 'are'} recorded.")
+                f"{w['needed']} runs and {(k := w['needed'] - len(w['missing']))} {'is' if k == 1 else 'are'} recorded.{note}")
     done = looks[-1]
     ends = ("it has ended" if all(v["decision"] != "open" for v in study["status"].values())
             else f"look {study['waiting']['look']} has {study['waiting']['needed'] - len(study['waiting']['missing'])} of its {study['waiting']['needed']} runs recorded"
@@ -299,7 +303,7 @@ def study_status(study:dict, # `compute_study`
         for s, d in l["settings"].items(): diverged.setdefault(s, set()).update(d["diverged"])
     div = [f"{setting_name(s)} seed{'s' * (len(d) > 1)} {', '.join(map(str, sorted(d)))}" for s, d in diverged.items() if d]
     lines += ["", f"Runs that diverged count as failures ({study['metric']} = 0): " + ("; ".join(div) if div else "none")
-              + f". Without them (sensitivity analysis, not a decision): {'; '.join(cc)}."]
+              + f". Without them (sensitivity analysis, not a decision): {'; '.join(cc)}.{note}"]
     return "\n".join(lines)
 
 # %% ../../nbs/experiments/07_sequential.ipynb #9f3b6d21
