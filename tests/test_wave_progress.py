@@ -51,6 +51,12 @@ def test_wave_progress(wave):
     assert (out["commit"], out["device"], out["gpu_memory_total_mib"]) == ("e4d4da8", "NVIDIA H100 80GB HBM3", 81559)
     w = out["window"]
     assert (w["sweep_may_run_s"], w["began_after_first_call_s"], w["first_run_ended_s"], w["budget_left_s"]) == (1297, 32, 741.3, 1529)
+    assert "machine_start_s" not in w and "machine_start_s" not in w["note"]   # not given: not recorded
+
+def test_machine_start(wave):
+    "The machine's start (the first call's held_s less its wall_s), where given, is kept in the window and named in its note."
+    w = wave_progress.wave_progress(*wave, "w", "2026-12-07", True, "auto", budget_left=1349, machine_seconds=1109, machine_start=479)["window"]
+    assert (w["budget_left_s"], w["machine_seconds"], w["machine_start_s"]) == (1349, 1109, 479) and "machine_start_s: device seconds" in w["note"]
 
 def test_start_line_given(wave):
     "A log written before the script kept the start's line takes it from --start-line; with neither, no window."

@@ -44,6 +44,8 @@
 # left 1,529 s, and MACHINE_SECONDS=1329 (the budget less 200 s, not 240); the first run ended 740 s into a 1,297 s window
 # and auto started no second round. A slot's second run ends about two of its runs in (2 x 759 s = ~1,518 s for the
 # slowest), so two rounds need ~1,790 s in `status` before the first call (with the 240 s margin): a whole budget, only just.
+# That assumed a 97 s start: the ninth wave's fresh H100 (2026-12-07) took 479 s of device time to start (its first call's
+# held time less its wall time), after which two rounds need ~1,980 s, more than a budget (10_throughput's ninth wave).
 # A run cut by the window is lost (its record is never written); those that ended before it are not.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
