@@ -12,6 +12,8 @@ spec = importlib.util.spec_from_file_location("rebuild_records", ROOT/"tools"/"r
 rebuild_records = importlib.util.module_from_spec(spec); spec.loader.exec_module(rebuild_records)
 PROTOCOL = json.loads((ROOT/"results"/"copy_confirmatory"/"protocol.json").read_text())
 METRICS = rebuild_records.METRICS
+WHY = "a made-up loss"
+WAVE9_WHY = "the machine wrote the record, but the sweep script's last call packed another sweep's folder (fixed in d6e05bd)"
 
 def printed(record:dict) -> dict[str, str]:
     "The files a sweep's machine returns for `record`'s run (full_sweep_logs.tgz), as the trainer, the evaluation and the sweep print them."
@@ -46,7 +48,7 @@ def test_rebuilt_equals_written(results):
     files = printed(written)
     test_runs = rebuild_records.finished_runs(files)
     assert test_runs == [("copy_confirmatory", "baseline-seed103")]
-    rec = rebuild_records.rebuild(files, *test_runs[0], results, "logs.tgz")
+    rec = rebuild_records.rebuild(files, *test_runs[0], results, "logs.tgz", WHY)
     assert rec.pop("rebuilt")["setting_from"] == "results/copy_confirmatory/baseline-seed102.json"
     assert list(rec) == list(written)   # the same fields in the same order
     assert {k: v for k, v in rec.items() if k != "copy"} == {k: v for k, v in written.items() if k != "copy"}
@@ -61,7 +63,24 @@ def test_disagreeing_table_refused(results):
     "A final table that does not match the last in-training evaluation (a misread log) stops the rebuild."
     written = json.loads((ROOT/"results"/"copy_confirmatory"/"baseline-seed103.json").read_text())
     written["copy"]["results"][6]["exact_match_accuracy"] -= 0.01
-    with pytest.raises(SystemExit, match="disagree"): rebuild_records.rebuild(printed(written), "copy_confirmatory", "baseline-seed103", results, "logs.tgz")
+    with pytest.raises(SystemExit, match="disagree"): rebuild_records.rebuild(printed(written), "copy_confirmatory", "baseline-seed103", results, "logs.tgz", WHY)
+
+def test_misplaced_evaluation_refused(results):
+    "An evaluation line out of place (a log appended to after a resume, say) is refused by its epoch, not given another step."
+    written = current(json.loads((ROOT/"results"/"copy_confirmatory"/"baseline-seed103.json").read_text()))
+    files = printed(written)
+    name = "runs/copy_confirmatory/baseline-seed103/sweep.log"
+    lines = files[name].splitlines()
+    first = next(i for i, l in enumerate(lines) if l.startswith(rebuild_records.EVAL_LINE))
+    files[name] = "\n".join(lines[:first] + lines[first + 1:first + 2] + lines[first:first + 1] + lines[first + 2:])   # the first two swapped
+    with pytest.raises(SystemExit, match="epoch does not match"): rebuild_records.rebuild(files, "copy_confirmatory", "baseline-seed103", results, "logs.tgz", WHY)
+
+def test_other_layout_refused(results):
+    "A setting's record of another memory layout than the tree's code does not lend the rebuilt record its shape."
+    shape = results/"copy_confirmatory"/"baseline-seed102.json"
+    shape.write_text(json.dumps(json.loads(shape.read_text()) | {"memory_layout": 1}))
+    written = current(json.loads((ROOT/"results"/"copy_confirmatory"/"baseline-seed103.json").read_text()))
+    with pytest.raises(SystemExit, match="memory layout 1"): rebuild_records.rebuild(printed(written), "copy_confirmatory", "baseline-seed103", results, "logs.tgz", WHY)
 
 def test_committed_records_rebuild_from_their_logs():
     "The records rebuilt from wave 9's committed logs are what the tool makes of those logs today (nobody edited them by hand)."
@@ -71,4 +90,4 @@ def test_committed_records_rebuild_from_their_logs():
     assert sorted(runs) == [("copy_confirmatory", f"{n}-seed104") for n in ("baseline", "pre_norm", "weight_decay")]
     for sweep, run in runs:
         committed = json.loads((ROOT/"results"/sweep/f"{run}.json").read_text())
-        assert rebuild_records.rebuild(files, sweep, run, ROOT/"results", "results/gpu/copy_wave9_h100_logs.tgz") == committed
+        assert rebuild_records.rebuild(files, sweep, run, ROOT/"results", "results/gpu/copy_wave9_h100_logs.tgz", WAVE9_WHY) == committed

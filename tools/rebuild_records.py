@@ -9,12 +9,12 @@ parameters, architecture, regularizer, evaluation settings), comes from a commit
 the record names which. Exact match, the protocol's metric, is exact (whole strings, 100 a length); token and teacher-forced
 accuracy are at the log's precision (4 significant digits in training, 3 decimals at the end), and the record says so.
 
-    python tools/rebuild_records.py results/gpu/copy_wave9_h100_logs.tgz [--results results] [--write]
+    python tools/rebuild_records.py results/gpu/copy_wave9_h100_logs.tgz --why "..." [--results results] [--write]
 """
-import argparse, ast, json, re, tarfile
+import argparse, ast, json, os, re, tarfile
 from pathlib import Path
 
-from lengen.experiments.results import MEMORY_LAYOUT   # the layout of the code that ran (the tree's: check the records' commit)
+from lengen.experiments.results import MEMORY_LAYOUT   # the tree's layout: a rebuild is refused where the setting's record differs
 from lengen.experiments.sweep import write_result   # the records' own format, written atomically
 
 EVAL_LINE = "{'copy/exact_match_accuracy@"   # one in-training evaluation (the Trainer's log of its metrics)
@@ -28,6 +28,9 @@ def in_run_curve(log:str, steps:list[int], n:int) -> list[dict]:
     "The run's in-training evaluations as a record's `copy.curve`: one line each, at `steps` in order, `n` strings a length."
     evals = [ast.literal_eval(line) for line in log.splitlines() if line.startswith(EVAL_LINE)]
     if len(evals) != len(steps): raise SystemExit(f"{len(evals)} in-training evaluations in the log, where the setting evaluates at {len(steps)} steps")
+    per_step = float(evals[-1]["epoch"]) / steps[-1]   # each line's epoch (4 significant digits) says at which step it was logged
+    if off := [f"{ev['epoch']} at step {st}" for st, ev in zip(steps, evals) if abs(float(ev["epoch"]) / (st * per_step) - 1) > 1e-3]:
+        raise SystemExit(f"in-training evaluations whose epoch does not match their step, {per_step:.4g} epochs a step: {', '.join(off)}")
     curve = []
     for step, ev in zip(steps, evals):
         by_length = {}
@@ -48,7 +51,10 @@ def setting_record(results:Path, sweep:str, name:str) -> tuple[Path, dict]:
         if "copy" in rec and rec.get("name") == name and "rebuilt" not in rec: return p, rec
     raise SystemExit(f"no finished record of {sweep}/{name} under {results} to take the setting's shape from")
 
-def rebuild(files:dict[str, str], sweep:str, run:str, results:Path, source:str) -> dict:
+def rebuild(files:dict[str, str], sweep:str, run:str, results:Path,
+            source:str, # where `files` came from, as the record names it (a path in the repository)
+            why:str, # why the record did not come back, as the record says it
+           ) -> dict:
     "The record of `sweep/run` from the returned `files` (name -> text, as in full_sweep_logs.tgz)."
     name, seed = run.rsplit("-seed", 1)
     shape_path, shape = setting_record(results, sweep, name)
@@ -62,6 +68,8 @@ def rebuild(files:dict[str, str], sweep:str, run:str, results:Path, source:str) 
     n = {r["n"] for r in shape["copy"]["curve"] + shape["copy"]["results"]}
     if len(n) != 1: raise SystemExit(f"{shape_path} evaluates {sorted(n)} strings a length: one count expected")
     (n,) = n
+    if shape.get("memory_layout") != MEMORY_LAYOUT:
+        raise SystemExit(f"{shape_path} has memory layout {shape.get('memory_layout')}, this tree's code {MEMORY_LAYOUT}: rebuild with a record of the same layout")
     steps = sorted({r["step"] for r in shape["copy"]["curve"]})
     copy = {k: shape["copy"][k] for k in ("train_range", "samples", "alphabet_size", "eval_seed")}
     copy |= {"results": final_results(log, n), "curve": in_run_curve(log, steps, n)}
@@ -75,7 +83,7 @@ def rebuild(files:dict[str, str], sweep:str, run:str, results:Path, source:str) 
             "rows_per_step": summ["rows_per_step"], "train_tokens": summ["train_tokens"], "train_loss": summ["train_loss"],
             **of_setting("parameters", "arch", "corpus", "regularizer"), "train_seconds": round(summ["train_seconds"], 1), "wall_seconds": wall[0],
             "concurrent_runs": int(at_once[0][1]), "devices": shape["devices"], "mps": bool(at_once[0][2]), "launcher": shape["launcher"],
-            "bf16": shape["bf16"], "device": prov["gpu"], "peak_gpu_gib": summ["peak_gpu_gib"], "memory_layout": MEMORY_LAYOUT,
+            "bf16": shape["bf16"], "device": prov["gpu"], "peak_gpu_gib": summ["peak_gpu_gib"], "memory_layout": shape["memory_layout"],
             "evaluation_seconds": progress.get("evaluation_seconds"), "copy": copy, "provenance": prov,
             "rebuilt": {"from": f"{source}: the run's sweep.log (in-training evaluations, final table), train_summary.json (steps, "
                                 "loss, seconds, peak, provenance), lengen_progress.json (evaluation seconds); the sweep's log (wall "
@@ -83,7 +91,7 @@ def rebuild(files:dict[str, str], sweep:str, run:str, results:Path, source:str) 
                         "setting_from": f"results/{sweep}/{shape_path.name}", "by": "tools/rebuild_records.py",
                         "precision": "exact match exact (whole strings); token and teacher-forced accuracy as logged: 4 significant "
                                      "digits in training, 3 decimals at the end",
-                        "why": "the machine wrote the record, but the sweep script's last call packed another sweep's folder"}}
+                        "why": why}}
 
 def finished_runs(files:dict[str, str]) -> list[tuple[str, str]]:
     "(sweep, run) of every run the sweep's log names done."
@@ -93,13 +101,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("logs", type=Path, help="a call's full_sweep_logs.tgz (committed beside the records it rebuilds)")
     p.add_argument("--results", type=Path, default=Path("results"))
+    p.add_argument("--why", required=True, help="why the records did not come back, as each record says it")
     p.add_argument("--write", action="store_true", help="write the records that are missing (default: list them)")
     a = p.parse_args()
     with tarfile.open(a.logs) as tar: files = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
     for sweep, run in finished_runs(files):
         dest = a.results/sweep/f"{run}.json"
         if dest.exists(): print(f"{dest}: recorded already"); continue
-        rec = rebuild(files, sweep, run, a.results, str(a.logs))
+        rec = rebuild(files, sweep, run, a.results, os.path.relpath(a.logs), a.why)
         if a.write: write_result(rec, a.results)
         print(f"{dest}: {'written' if a.write else 'would be written'} ({rec['steps']} steps, {rec['wall_seconds']} s)")
 

@@ -66,7 +66,6 @@
 set -uo pipefail
 MODE=${1:-wait}
 OUT=${OUT:-$PWD/full_sweep_out}; mkdir -p "$OUT"
-REPO=$PWD   # the repository root (the committed records, as carried)
 export W=${SWEEP_WORK:-/tmp/full_sweep}; mkdir -p "$W/results"   # outside the repository: each call re-syncs the tree
 source tools/gpu_env.sh   # carried wheels and kernels (installed once a machine), offline environment
 CORPUS=${CORPUS:-data/debian_mix}   # inside the tree: records keep relative paths
@@ -83,8 +82,9 @@ progress() {   # one line per run from its progress file (lengen.train.progress)
   grep -v "^GPU memory: " "$W/sweep.log" 2>/dev/null | tail -n 3   # (that line is above, once)
 }
 
-new_records() {   # the results JSONs this machine wrote: under $W/results, and not a committed record as it is in the tree
-  (cd "$W" && for f in results/*/*.json; do [ -f "$f" ] && ! cmp -s "$f" "$REPO/$f" && echo "$f"; done)
+new_records() {   # the results JSONs this machine's sweep wrote: under $W/results, newer than the sweep's start (the committed
+  # records are copied in before it), so a copy of a record amended here since then never comes back over the amendment
+  [ -f "$W/started" ] && (cd "$W" && find results -name '*.json' -newer started | sort)
 }
 
 pack() {   # the new results JSONs (untar at the repository root), the logs, the progress

@@ -18,7 +18,8 @@ from .stats import check_code_paths, em_area, last_k_curve, record_provenance, r
 # %% auto #0
 __all__ = ['SPENDING', 'TESTS', 'check_protocol', 'load_protocol', 'spent_alpha', 'z_boundaries', 'nominal_p', 'rank_sum_test',
            'hodges_lehmann', 'SequentialState', 'run_value', 'engine_of', 'study_records', 'compute_study',
-           'study_sentences', 'study_status', 'icc_of_pairs', 'noise_floor', 'noise_floor_sentence', 'simulate_design']
+           'study_sentences', 'rebuilt_note', 'study_status', 'icc_of_pairs', 'noise_floor', 'noise_floor_sentence',
+           'simulate_design']
 
 # %% ../../nbs/experiments/07_sequential.ipynb #cff0254f
 SPENDING = ("obrien_fleming", "pocock")   # Lan–DeMets spending functions this module computes
@@ -277,15 +278,22 @@ def study_sentences(study:dict, # `compute_study`
     return out
 
 # %% ../../nbs/experiments/07_sequential.ipynb #50764498
+def rebuilt_note(runs:list[str], # records rebuilt from their runs' logs (a record's `rebuilt`), by name
+                ) -> str:
+    "A sentence naming the records rebuilt from their runs' own logs ('' for none): exact match, and so the metric, is exact in them."
+    if not runs: return ""
+    one = len(runs) == 1
+    its, s = ("its", "") if one else ("their", "s")
+    return (f"{len(runs)} recorded run{s} ({', '.join(runs)}) {'was' if one else 'were'} rebuilt from {its} own log{s} ({its} machine "
+            f"wrote the record{s}, which did not come back); exact match, the metric's measure, is exact in {'it' if one else 'them'}.")
+
 def study_status(study:dict, # `compute_study`
                  protocol_path:str="results/copy_confirmatory/PROTOCOL.md", # how the paragraph names the protocol
                  names:dict|None=None) -> str:
     "Markdown: the confirmatory study's state, then its sentences (`study_sentences`), the sensitivity analysis and the diverged runs."
     looks, head = study["looks"], f"**The confirmatory study** (protocol: `{protocol_path}`"
-    planned, rebuilt = ", ".join(map(str, study["looks_planned"])), study.get("rebuilt") or []
-    note = (f" {len(rebuilt)} recorded run{'s' * (len(rebuilt) > 1)} ({', '.join(rebuilt)}) {'was' if len(rebuilt) == 1 else 'were'} rebuilt "
-            "from the runs' own logs (their machine wrote the records, which did not come back); exact match, the metric's "
-            "measure, is exact in them." if rebuilt else "")
+    planned, note = ", ".join(map(str, study["looks_planned"])), rebuilt_note(study.get("rebuilt") or [])
+    note = " " + note if note else ""
     if not looks:
         w = study["waiting"]
         return (f"{head}): no confirmatory look yet. It plans looks at {planned} fresh seeds a setting; look 1 needs "
@@ -357,7 +365,8 @@ def noise_floor(repeats:list[dict], # second runs of seeds (the `copy_noise_floo
     kept = [r for r in rows if not r["diverged"]]
     return {"metric": protocol["metric"]["name"], **icc_of_pairs([r["first"] for r in kept], [r["second"] for r in kept], level),
             "pairs": kept, "diverged_pairs": [r for r in rows if r["diverged"]],
-            "unpaired": [f"{b['sweep']}/{run_id(b)}" for k, b in sorted(second.items()) if k not in first]}
+            "unpaired": [f"{b['sweep']}/{run_id(b)}" for k, b in sorted(second.items()) if k not in first],
+            "rebuilt": [f"{r['sweep']}/{run_id(r)}" for p in pairs for r in p if "rebuilt" in r]}   # records rebuilt from their runs' logs
 
 # %% ../../nbs/experiments/07_sequential.ipynb #b7e3c2f0
 def _share(v:float) -> str: return f"{min(max(v, 0.0), 1.0):.2f}"
@@ -381,6 +390,7 @@ def noise_floor_sentence(floor:dict, # `noise_floor`
     if floor["diverged_pairs"]:
         out += " Set apart, a run diverged: " + ", ".join(f"seed {p['seed']} ({' and '.join(p['diverged'])} run)" for p in floor["diverged_pairs"]) + "."
     if floor["unpaired"]: out += f" Not paired yet (its seed's first run is not recorded): {', '.join(floor['unpaired'])}."
+    if note := rebuilt_note(floor.get("rebuilt") or []): out += " " + note
     return out
 
 # %% ../../nbs/experiments/07_sequential.ipynb #3a777f04
