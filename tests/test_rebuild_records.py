@@ -36,15 +36,19 @@ def current(record:dict) -> dict:
     return out | {"evaluation_seconds": {"generation": 117.54, "copy": 21.36}, "copy": record["copy"], "provenance": record["provenance"]}
 
 @pytest.fixture
+def written() -> dict:
+    "A committed record its run wrote (seed 103's baseline), as wave 9's code writes records."
+    return current(json.loads((ROOT/"results"/"copy_confirmatory"/"baseline-seed103.json").read_text()))
+
+@pytest.fixture
 def results(tmp_path):
     "Results with one other record of the setting (its shape), not the one to rebuild."
     (tmp_path/"copy_confirmatory").mkdir()
     shutil.copy(ROOT/"results"/"copy_confirmatory"/"baseline-seed102.json", tmp_path/"copy_confirmatory")
     return tmp_path
 
-def test_rebuilt_equals_written(results):
+def test_rebuilt_equals_written(results, written):
     "Every field but the accuracies' last digits comes back; exact match, and so the protocol's metric, exactly."
-    written = current(json.loads((ROOT/"results"/"copy_confirmatory"/"baseline-seed103.json").read_text()))
     files = printed(written)
     test_runs = rebuild_records.finished_runs(files)
     assert test_runs == [("copy_confirmatory", "baseline-seed103")]
@@ -59,15 +63,13 @@ def test_rebuilt_equals_written(results):
         assert max(abs(g[m] - w[m]) for g, w in zip(got, want) for m in METRICS[1:]) <= tol
     assert run_value(rec, PROTOCOL) == run_value(written, PROTOCOL) > 0
 
-def test_disagreeing_table_refused(results):
+def test_disagreeing_table_refused(results, written):
     "A final table that does not match the last in-training evaluation (a misread log) stops the rebuild."
-    written = json.loads((ROOT/"results"/"copy_confirmatory"/"baseline-seed103.json").read_text())
     written["copy"]["results"][6]["exact_match_accuracy"] -= 0.01
     with pytest.raises(SystemExit, match="disagree"): rebuild_records.rebuild(printed(written), "copy_confirmatory", "baseline-seed103", results, "logs.tgz", WHY)
 
-def test_misplaced_evaluation_refused(results):
+def test_misplaced_evaluation_refused(results, written):
     "An evaluation line out of place (a log appended to after a resume, say) is refused by its epoch, not given another step."
-    written = current(json.loads((ROOT/"results"/"copy_confirmatory"/"baseline-seed103.json").read_text()))
     files = printed(written)
     name = "runs/copy_confirmatory/baseline-seed103/sweep.log"
     lines = files[name].splitlines()
@@ -75,11 +77,10 @@ def test_misplaced_evaluation_refused(results):
     files[name] = "\n".join(lines[:first] + lines[first + 1:first + 2] + lines[first:first + 1] + lines[first + 2:])   # the first two swapped
     with pytest.raises(SystemExit, match="epoch does not match"): rebuild_records.rebuild(files, "copy_confirmatory", "baseline-seed103", results, "logs.tgz", WHY)
 
-def test_other_layout_refused(results):
+def test_other_layout_refused(results, written):
     "A setting's record of another memory layout than the tree's code does not lend the rebuilt record its shape."
     shape = results/"copy_confirmatory"/"baseline-seed102.json"
     shape.write_text(json.dumps(json.loads(shape.read_text()) | {"memory_layout": 1}))
-    written = current(json.loads((ROOT/"results"/"copy_confirmatory"/"baseline-seed103.json").read_text()))
     with pytest.raises(SystemExit, match="memory layout 1"): rebuild_records.rebuild(printed(written), "copy_confirmatory", "baseline-seed103", results, "logs.tgz", WHY)
 
 def test_committed_records_rebuild_from_their_logs():
