@@ -84,11 +84,12 @@ def test_other_layout_refused(results, written):
     with pytest.raises(SystemExit, match="memory layout 1"): rebuild_records.rebuild(printed(written), "copy_confirmatory", "baseline-seed103", results, "logs.tgz", WHY)
 
 def test_committed_records_rebuild_from_their_logs():
-    "The records rebuilt from wave 9's committed logs are what the tool makes of those logs today (nobody edited them by hand)."
+    "The records rebuilt from wave 9's committed logs are what the tool makes of those logs today, with the setting record each names (nobody edited them by hand; later seeds do not move them)."
     logs = ROOT/"results"/"gpu"/"copy_wave9_h100_logs.tgz"
     with tarfile.open(logs) as tar: files = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
     runs = rebuild_records.finished_runs(files)
     assert sorted(runs) == [("copy_confirmatory", f"{n}-seed104") for n in ("baseline", "pre_norm", "weight_decay")]
     for sweep, run in runs:
         committed = json.loads((ROOT/"results"/sweep/f"{run}.json").read_text())
-        assert rebuild_records.rebuild(files, sweep, run, ROOT/"results", "results/gpu/copy_wave9_h100_logs.tgz", WAVE9_WHY) == committed
+        assert rebuild_records.rebuild(files, sweep, run, ROOT/"results", "results/gpu/copy_wave9_h100_logs.tgz", WAVE9_WHY,
+                                       setting_from=ROOT/committed["rebuilt"]["setting_from"]) == committed

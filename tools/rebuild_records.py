@@ -44,20 +44,24 @@ def final_results(log:str, n:int) -> list[dict]:
     rows = [m for line in log.splitlines() if (m := ROW.match(line))]
     return [{"length": int(m[1]), "n": n, **dict(zip(METRICS, map(float, m.groups()[1:])))} for m in rows]
 
-def setting_record(results:Path, sweep:str, name:str) -> tuple[Path, dict]:
+def setting_record(results:Path, sweep:str, name:str,
+                   path:Path|None=None, # this record (as a rebuilt record names it), not the highest seed's
+                  ) -> tuple[Path, dict]:
     "A committed record of the same sweep and setting that its run wrote (the highest seed that finished, not rebuilt): the setting's shape."
-    found = sorted(((json.loads(p.read_text()), p) for p in (results/sweep).glob(f"{name}-seed*.json")), key=lambda x: x[0]["seed"], reverse=True)
+    paths = [path] if path else (results/sweep).glob(f"{name}-seed*.json")
+    found = sorted(((json.loads(p.read_text()), p) for p in paths), key=lambda x: x[0]["seed"], reverse=True)
     for rec, p in found:
         if "copy" in rec and rec.get("name") == name and "rebuilt" not in rec: return p, rec
-    raise SystemExit(f"no finished record of {sweep}/{name} under {results} to take the setting's shape from")
+    raise SystemExit(f"no finished record of {sweep}/{name} {f'at {path}' if path else f'under {results}'} to take the setting's shape from")
 
 def rebuild(files:dict[str, str], sweep:str, run:str, results:Path,
             source:str, # where `files` came from, as the record names it (a path in the repository)
             why:str, # why the record did not come back, as the record says it
+            setting_from:Path|None=None, # the setting record to take the shape from (default: `setting_record`'s choice)
            ) -> dict:
     "The record of `sweep/run` from the returned `files` (name -> text, as in full_sweep_logs.tgz)."
     name, seed = run.rsplit("-seed", 1)
-    shape_path, shape = setting_record(results, sweep, name)
+    shape_path, shape = setting_record(results, sweep, name, setting_from)
     folder = f"runs/{sweep}/{run}"
     log, summ = files[f"{folder}/sweep.log"], json.loads(files[f"{folder}/train_summary.json"])
     progress = json.loads(files[f"{folder}/lengen_progress.json"])
