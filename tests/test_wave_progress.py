@@ -56,7 +56,7 @@ def test_wave_progress(wave):
 def test_machine_start(wave):
     "The machine's start (the first call's held_s less its wall_s), where given, is kept in the window and named in its note."
     w = wave_progress.wave_progress(*wave, "w", "2026-12-07", True, "auto", budget_left=1349, machine_seconds=1109, machine_start=479)["window"]
-    assert (w["budget_left_s"], w["machine_seconds"], w["machine_start_s"]) == (1349, 1109, 479) and "machine_start_s: device seconds" in w["note"]
+    assert (w["budget_left_s"], w["machine_seconds"], w["machine_start_s"]) == (1349, 1109, 479) and "machine_start_s: held seconds" in w["note"]
 
 def test_start_line_given(wave):
     "A log written before the script kept the start's line takes it from --start-line; with neither, no window."

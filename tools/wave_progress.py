@@ -59,7 +59,7 @@ def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bo
                          "min_left_s": min_left, "budget_left_s": budget_left, "machine_seconds": machine_seconds,
                          **({"machine_start_s": machine_start} if machine_start is not None else {}),
                          "note": "the start call's line ('the sweep may run ...') and the sweep's log (its first 'done after'); budget_left_s: the session's device time `status` showed before the machine's first call; machine_seconds: the sweep's MACHINE_SECONDS"
-                                 + ("; machine_start_s: device seconds the machine took to start (the first call's lease held_s less its wall_s)" if machine_start is not None else "")}
+                                 + ("; machine_start_s: held seconds the machine took to start (the first call's lease held_s less its wall_s; the budget may count held time in part)" if machine_start is not None else "")}
     return out
 
 def main():
@@ -74,7 +74,7 @@ def main():
     p.add_argument("--cache-carried", action="store_true", help="the calls carried .gpu_cache/triton_cache.tar.xz")
     p.add_argument("--budget-left", type=int, default=None, help="the device seconds `status` showed before the first call")
     p.add_argument("--machine-seconds", type=int, default=None, help="the sweep's MACHINE_SECONDS")
-    p.add_argument("--machine-start", type=int, default=None, help="device seconds the machine took to start: the first call's lease held_s less its wall_s")
+    p.add_argument("--machine-start", type=int, default=None, help="held seconds the machine took to start: the first call's lease held_s less its wall_s")
     p.add_argument("--min-left", required=True, help="the sweep's MIN_LEFT (seconds, or auto; the script's default is 1200)")
     a = p.parse_args()
     min_left = a.min_left if a.min_left == "auto" else int(a.min_left)
