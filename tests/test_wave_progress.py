@@ -46,6 +46,7 @@ def test_wave_progress(wave):
     assert out["runs"] == ["vpad-seed103", "baseline-seed105"] and out["sweeps"] == ["copy_confirmatory", "copy_noise_floor"]
     assert out["first_step_seconds"] == [5.7, 5.6] and out["final_peak_gpu_gib"] == [18.29, 18.11]
     assert [r["minutes"] for r in out["reports"]] == [2.2, 4.4]   # the report before any run folder is left out
+    assert out["began_minutes"] == [0.2, 0.2]
     assert [r["step"] for r in out["reports"]] == [[3100, 3350], [6600, 7150]]
     assert out["reports"][1]["peak_gpu_gib"] == [17.5, 17.29] and out["reports"][1]["gpu_memory_used_mib"] == 57600
     assert (out["commit"], out["device"], out["gpu_memory_total_mib"]) == ("e4d4da8", "NVIDIA H100 80GB HBM3", 81559)
@@ -73,9 +74,24 @@ def test_mixed_commits_refused(wave):
     with pytest.raises(SystemExit, match="several commits or GPUs"): wave_progress.wave_progress(files, results, "w", "2026-12-07", True, "auto")
 
 def test_unread_lines_refused(wave):
-    "A run's line in a format the parser does not read, or a run that began after the first report, is an error, not a dropped report."
+    "A run's line in a format the parser does not read is an error, not a dropped report."
     files, results = wave
     (files/"progress_log.txt").write_text(LOG.replace("peak GPU memory 17.5 GiB", "peak memory 17.5 GiB"))
     with pytest.raises(SystemExit, match="does not read"): wave_progress.wave_progress(files, results, "w", "2026-12-07", True, "auto")
-    (files/"progress_log.txt").write_text(LOG + "--- 08:22:31: 6.6 min into the wave\n" + LOG.splitlines()[10].replace("vpad-seed103", "vpad-seed104") + "\n")
-    with pytest.raises(SystemExit, match="a second round"): wave_progress.wave_progress(files, results, "w", "2026-12-07", True, "auto")
+
+def test_second_round(wave):
+    "A run that began after the first report (a second round) follows the first round's, with None in the reports before its first line."
+    files, results = wave
+    lines = LOG.splitlines()
+    second = lines[10].replace("vpad-seed103", "vpad-seed104").replace("4.2 min since", "0.5 min since").replace("step 6600", "step 1200")
+    (files/"progress_log.txt").write_text(LOG + "--- 08:22:31: 6.6 min into the wave\n" + "\n".join(lines[10:12] + [second, lines[12]]) + "\n")
+    with tarfile.open(files/"full_sweep_logs.tgz", "r:gz") as tar: members = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()}
+    with tarfile.open(files/"full_sweep_logs.tgz", "w:gz") as tar:
+        for name, text in {**members, "sweep.log": SWEEP_LOG + "copy_confirmatory/vpad-seed104: done after 512.0 s\n",
+                           "runs/copy_confirmatory/vpad-seed104/sweep.log": RUN_LOG.format(5.9)}.items(): add(tar, name, text)
+    (results/"copy_confirmatory"/"vpad-seed104.json").write_text(json.dumps({"peak_gpu_gib": 18.3, "provenance": {"commit": "e4d4da8", "gpu": "NVIDIA H100 80GB HBM3"}}))
+    out = wave_progress.wave_progress(files, results, "w", "2026-12-07", True, "auto")
+    assert out["runs"] == ["vpad-seed103", "baseline-seed105", "vpad-seed104"] and out["began_minutes"] == [0.2, 0.2, 6.1]
+    assert [r["step"] for r in out["reports"]] == [[3100, 3350, None], [6600, 7150, None], [6600, 7150, 1200]]
+    assert out["reports"][2]["peak_gpu_gib"] == [17.5, 17.29, 17.5] and out["first_step_seconds"] == [5.7, 5.6, 5.9]
+    assert out["window"]["first_run_ended_s"] == 741.3   # the first round's first end, not the second round's shorter run

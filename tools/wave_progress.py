@@ -2,7 +2,9 @@
 
 Reads the last call's files (progress_log.txt: every progress report of the wave; full_sweep_logs.tgz: the sweep's log and each
 run's log) and the runs' records under results/, and writes the fields nbs/experiments/10_throughput.ipynb reads: each report's
-minutes, steps and peaks (one entry per run, in `runs` order), each run's first-step time, the final peaks, and the sweep's window.
+minutes, steps and peaks (one entry per run, in `runs` order), the minute each run began, each run's first-step time, the final
+peaks, and the sweep's window. Runs of a second round (begun after the first report) follow the first round's in `runs`, with
+None for their steps and peaks in the reports before their first line.
 Written so a wave's reports are copied by a program, not by hand from the calls' output.
 
     python tools/wave_progress.py <files_at> --out results/gpu/copy_wave8_h100_progress.json --what "..." --date 2026-12-07 \
@@ -14,17 +16,18 @@ from pathlib import Path
 REPORT = re.compile(r"^--- \d\d:\d\d:\d\d: ([\d.]+) min into the wave$")
 RUN = re.compile(r"^(\w+)/([\w-]+): .*; step (\d+) of \d+,.*peak GPU memory ([\d.]+) GiB")   # lengen.train.progress.progress_line
 RUN_NAME = re.compile(r"^(\w+)/([\w-]+): (not done|done|diverged); ")   # any run's line, to refuse one RUN does not read
+SINCE = re.compile(r"; ([\d.]+) min since it began;")
 GPU = re.compile(r"^GPU memory used, total; utilization: (\d+) MiB, (\d+) MiB")
 WINDOW = re.compile(r"the sweep may run (\d+) s \(it began (\d+) s after this machine's first call\)")
 DONE = re.compile(r"^\S+: done after ([\d.]+) s$")
 FIRST_STEP = re.compile(r"the first step took ([\d.]+) s")
 
 def reports(log:str) -> list[dict]:
-    "One dict per progress report that names a run: minutes into the wave, and per run (sweep, run) its step and peak GiB."
+    "One dict per progress report that names a run: minutes into the wave, and per run (sweep, run) its step, peak GiB and minutes since it began."
     out = []
     for line in log.splitlines():
         if m := REPORT.match(line): out.append({"minutes": float(m[1]), "runs": {}, "gpu": None})
-        elif out and (m := RUN.match(line)): out[-1]["runs"][(m[1], m[2])] = (int(m[3]), float(m[4]))
+        elif out and (m := RUN.match(line)): out[-1]["runs"][(m[1], m[2])] = (int(m[3]), float(m[4]), float(SINCE.search(line)[1]))
         elif out and RUN_NAME.match(line) and "no progress file yet" not in line:
             raise SystemExit(f"a run's progress line this script does not read (has progress_line changed?): {line}")
         elif out and (m := GPU.match(line)): out[-1]["gpu"] = (int(m[1]), int(m[2]))
@@ -36,9 +39,9 @@ def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bo
     log = (files/"progress_log.txt").read_text()
     reps = reports(log)
     if not reps: raise SystemExit(f"no progress report in {files/'progress_log.txt'} names a run")
-    keys = sorted(reps[0]["runs"])   # (sweep, run), sorted: the order of every list below
-    if later := sorted({k for p in reps for k in p["runs"]} - set(keys)):
-        raise SystemExit(f"runs that began after the first report (a second round, or two waves in one log): {later}; this script reads one round")
+    first_round = sorted(reps[0]["runs"])   # (sweep, run), sorted
+    keys = first_round + sorted({k for p in reps for k in p["runs"]} - set(first_round))   # then a second round's: the order of every list below
+    began = {k: next(round(p["minutes"] - p["runs"][k][2], 1) for p in reps if k in p["runs"]) for k in keys}   # minutes into the wave
     with tarfile.open(files/"full_sweep_logs.tgz") as tar:
         text = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.name.endswith("sweep.log")}
     first = [float(FIRST_STEP.search(text[f"runs/{s}/{r}/sweep.log"])[1]) for s, r in keys]
@@ -48,14 +51,15 @@ def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bo
     (commit, gpu), = prov
     out = {"what": what, "date": date, "commit": commit, "device": gpu,
            "runs": [r for _, r in keys], "sweeps": [s for s, _ in keys], "triton_cache_carried": cache_carried,
-           "first_step_seconds": first,
-           "reports": [{"minutes": p["minutes"], "step": [p["runs"][k][0] for k in keys], "peak_gpu_gib": [p["runs"][k][1] for k in keys],
-                        "gpu_memory_used_mib": p["gpu"][0]} for p in reps if set(p["runs"]) == set(keys)],
+           "began_minutes": [began[k] for k in keys], "first_step_seconds": first,
+           "reports": [{"minutes": p["minutes"], "step": [p["runs"].get(k, (None,))[0] for k in keys],
+                        "peak_gpu_gib": [p["runs"].get(k, (None, None))[1] for k in keys], "gpu_memory_used_mib": p["gpu"][0]}
+                       for p in reps if set(first_round) <= set(p["runs"])],   # a later run's values are None before it began
            "final_peak_gpu_gib": [x["peak_gpu_gib"] for x in records], "gpu_memory_total_mib": (reps[0]["gpu"] or (None, None))[1]}
     if w := WINDOW.search(log) or WINDOW.search(start_line or ""):   # the start call's line (the script writes it into the log)
         done = [float(m[1]) for line in text["sweep.log"].splitlines() if (m := DONE.match(line))]
         if not done: raise SystemExit("the sweep's log names no run done: no window to record")
-        out["window"] = {"sweep_may_run_s": int(w[1]), "began_after_first_call_s": int(w[2]), "first_run_ended_s": min(done),
+        out["window"] = {"sweep_may_run_s": int(w[1]), "began_after_first_call_s": int(w[2]), "first_run_ended_s": done[0],   # the log's first: a second round's runs end sooner
                          "min_left_s": min_left, "budget_left_s": budget_left, "machine_seconds": machine_seconds,
                          **({"machine_start_s": machine_start} if machine_start is not None else {}),
                          "note": "the start call's line ('the sweep may run ...') and the sweep's log (its first 'done after'); budget_left_s: the session's device time `status` showed before the machine's first call; machine_seconds: the sweep's MACHINE_SECONDS"
