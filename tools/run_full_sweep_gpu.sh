@@ -47,6 +47,11 @@
 # That assumed a 97 s start: the ninth wave's fresh H100 (2026-12-07) took 479 s of device time to start (its first call's
 # held time less its wall time), after which two rounds need ~1,980 s, more than a budget (10_throughput's ninth wave).
 # A run cut by the window is lost (its record is never written); those that ended before it are not.
+# The twelfth wave (2026-12-07, one H100) ran two rounds: MACHINE_SECONDS=1580 with 1,619 s in `status` (the budget less
+# 39 s, not 240) and a 268 s start; the first round's three runs took 732-781 s, auto started two more when the first two
+# ended, and those two, two at once, took 569-572 s. The hold reached ~1,630 s, past the 1,619 s shown; it fitted only
+# because the budget counted 624 of the first call's 804 held seconds. MACHINE_SECONDS counts from the first call, so the
+# start is outside it: keep MACHINE_SECONDS + the start (unknown before the call) + the last call's return within the budget.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
 # many ("GPU memory: ..."). Both read the records under $W/results: the committed ones of the sweeps in SWEEPS (copied in
