@@ -95,3 +95,11 @@ def test_second_round(wave):
     assert [r["step"] for r in out["reports"]] == [[3100, 3350, None], [6600, 7150, None], [6600, 7150, 1200]]
     assert out["reports"][2]["peak_gpu_gib"] == [17.5, 17.29, 17.5] and out["first_step_seconds"] == [5.7, 5.6, 5.9]
     assert out["window"]["first_run_ended_s"] == 741.3   # the first round's first end, not the second round's shorter run
+
+def test_first_round_without_a_first_line(wave):
+    "A run that began before the first report but had no progress line in it is of the first round, and that report is left out."
+    files, results = wave
+    (files/"progress_log.txt").write_text(LOG.replace(LOG.splitlines()[6] + "\n", "copy_noise_floor/baseline-seed105: not done; no progress file yet\n"))
+    out = wave_progress.wave_progress(files, results, "w", "2026-12-07", True, "auto")
+    assert out["runs"] == ["vpad-seed103", "baseline-seed105"] and out["began_minutes"] == [0.2, 0.2]
+    assert [r["minutes"] for r in out["reports"]] == [4.4]

@@ -39,9 +39,10 @@ def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bo
     log = (files/"progress_log.txt").read_text()
     reps = reports(log)
     if not reps: raise SystemExit(f"no progress report in {files/'progress_log.txt'} names a run")
-    first_round = sorted(reps[0]["runs"])   # (sweep, run), sorted
-    keys = first_round + sorted({k for p in reps for k in p["runs"]} - set(first_round))   # then a second round's: the order of every list below
-    began = {k: next(round(p["minutes"] - p["runs"][k][2], 1) for p in reps if k in p["runs"]) for k in keys}   # minutes into the wave
+    seen = {k for p in reps for k in p["runs"]}   # (sweep, run)
+    began = {k: next(round(p["minutes"] - p["runs"][k][2], 1) for p in reps if k in p["runs"]) for k in seen}   # minutes into the wave
+    first_round = sorted(k for k in seen if began[k] <= reps[0]["minutes"])   # begun by the first report (a line there or not)
+    keys = first_round + sorted(seen - set(first_round))   # then a second round's: the order of every list below
     with tarfile.open(files/"full_sweep_logs.tgz") as tar:
         text = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.name.endswith("sweep.log")}
     first = [float(FIRST_STEP.search(text[f"runs/{s}/{r}/sweep.log"])[1]) for s, r in keys]
