@@ -103,3 +103,9 @@ def test_first_round_without_a_first_line(wave):
     out = wave_progress.wave_progress(files, results, "w", "2026-12-07", True, "auto")
     assert out["runs"] == ["vpad-seed103", "baseline-seed105"] and out["began_minutes"] == [0.2, 0.2]
     assert [r["minutes"] for r in out["reports"]] == [4.4]
+
+def test_resumed_line_read():
+    "A resumed run's line (progress_line's '(resumed at step N)' after its minutes) is read, not refused."
+    line = ("copy_confirmatory/vpad-seed1: not done; 3.0 min since it began (resumed at step 500); step 900 of 2000, evaluations: none, "
+            "last loss 0.1, peak GPU memory 1.5 GiB; running")
+    assert wave_progress.reports(f"--- 01:02:03: 3.1 min into the wave\n{line}\n")[0]["runs"] == {("copy_confirmatory", "vpad-seed1"): (900, 1.5, 3.0)}

@@ -49,9 +49,10 @@
 # A run cut by the window is lost (its record is never written); those that ended before it are not.
 # The twelfth wave (2026-12-07, one H100) ran two rounds: MACHINE_SECONDS=1580 with 1,619 s in `status` (the budget less
 # 39 s, not 240) and a 268 s start; the first round's three runs took 732-781 s, auto started two more when the first two
-# ended, and those two, two at once, took 569-572 s. They ended ~1,617 s into the hold and the last call's lease held 1,669 s,
-# past the 1,619 s shown; it fitted only because the budget counted 624 of the first call's 804 held seconds. MACHINE_SECONDS counts from the first call, so the
-# start is outside it: keep MACHINE_SECONDS + the start (unknown before the call) + the last call's return within the budget.
+# ended, and those two, two at once, took 569-572 s. They ended ~1,617 s into the hold and the last call's lease held
+# 1,669 s, past the 1,619 s shown; it fitted only because the budget counted 624 of the first call's 804 held seconds.
+# MACHINE_SECONDS counts from the first call, so the start is outside it: keep MACHINE_SECONDS + the start (unknown before
+# the call) + the last call's return within the budget.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
 # many ("GPU memory: ..."). Both read the records under $W/results: the committed ones of the sweeps in SWEEPS (copied in

@@ -14,9 +14,8 @@ import argparse, json, re, tarfile
 from pathlib import Path
 
 REPORT = re.compile(r"^--- \d\d:\d\d:\d\d: ([\d.]+) min into the wave$")
-RUN = re.compile(r"^(\w+)/([\w-]+): .*; step (\d+) of \d+,.*peak GPU memory ([\d.]+) GiB")   # lengen.train.progress.progress_line
+RUN = re.compile(r"^(\w+)/([\w-]+): [\w ]+; ([\d.]+) min since it began[^;]*; step (\d+) of \d+,.*peak GPU memory ([\d.]+) GiB")   # lengen.train.progress.progress_line
 RUN_NAME = re.compile(r"^(\w+)/([\w-]+): (not done|done|diverged); ")   # any run's line, to refuse one RUN does not read
-SINCE = re.compile(r"; ([\d.]+) min since it began;")
 GPU = re.compile(r"^GPU memory used, total; utilization: (\d+) MiB, (\d+) MiB")
 WINDOW = re.compile(r"the sweep may run (\d+) s \(it began (\d+) s after this machine's first call\)")
 DONE = re.compile(r"^\S+: done after ([\d.]+) s$")
@@ -27,7 +26,7 @@ def reports(log:str) -> list[dict]:
     out = []
     for line in log.splitlines():
         if m := REPORT.match(line): out.append({"minutes": float(m[1]), "runs": {}, "gpu": None})
-        elif out and (m := RUN.match(line)): out[-1]["runs"][(m[1], m[2])] = (int(m[3]), float(m[4]), float(SINCE.search(line)[1]))
+        elif out and (m := RUN.match(line)): out[-1]["runs"][(m[1], m[2])] = (int(m[4]), float(m[5]), float(m[3]))
         elif out and RUN_NAME.match(line) and "no progress file yet" not in line:
             raise SystemExit(f"a run's progress line this script does not read (has progress_line changed?): {line}")
         elif out and (m := GPU.match(line)): out[-1]["gpu"] = (int(m[1]), int(m[2]))
