@@ -59,6 +59,13 @@ def test_machine_start(wave):
     w = wave_progress.wave_progress(*wave, "w", "2026-12-07", True, "auto", budget_left=1349, machine_seconds=1109, machine_start=479)["window"]
     assert (w["budget_left_s"], w["machine_seconds"], w["machine_start_s"]) == (1349, 1109, 479) and "machine_start_s: held seconds" in w["note"]
 
+def test_leases(wave):
+    "Each call's lease is kept in order, and the machine's start comes from the first: its held seconds less its wall seconds."
+    leases = [{"held_s": 301.4, "wall_s": 4.2, "budget_left_s": 1316}, {"held_s": 850.0, "wall_s": 540.3, "budget_left_s": 768}]
+    w = wave_progress.wave_progress(*wave, "w", "2026-12-08", True, "auto", leases=leases)["window"]
+    assert (w["machine_start_s"], w["leases"]) == (297, leases) and "leases: each call's reply" in w["note"]
+    assert wave_progress.wave_progress(*wave, "w", "2026-12-08", True, "auto", machine_start=300, leases=leases)["window"]["machine_start_s"] == 300   # given: kept
+
 def test_start_line_given(wave):
     "A log written before the script kept the start's line takes it from --start-line; with neither, no window."
     files, results = wave

@@ -8,7 +8,7 @@ None for their steps and peaks in the reports before their first line.
 Written so a wave's reports are copied by a program, not by hand from the calls' output.
 
     python tools/wave_progress.py <files_at> --out results/gpu/copy_wave8_h100_progress.json --what "..." --date 2026-12-07 \
-        --min-left auto [--cache-carried] [--budget-left S] [--machine-seconds S] [--machine-start S]
+        --min-left auto [--cache-carried] [--budget-left S] [--machine-seconds S] [--lease HELD WALL LEFT ...]
 """
 import argparse, json, re, tarfile
 from pathlib import Path
@@ -33,8 +33,9 @@ def reports(log:str) -> list[dict]:
     return [r for r in out if r["runs"]]
 
 def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bool, min_left, start_line:str|None=None,
-                  budget_left:int|None=None, machine_seconds:int|None=None, machine_start:int|None=None) -> dict:
-    "The progress JSON of the wave whose last call returned `files` (`start_line`: the start call's 'the sweep may run' line, where the log lacks it)."
+                  budget_left:int|None=None, machine_seconds:int|None=None, machine_start:int|None=None, leases:list[dict]|None=None) -> dict:
+    "The progress JSON of the wave whose last call returned `files` (`start_line`: the start call's 'the sweep may run' line, where the log lacks it; `leases`: each call's lease, in order)."
+    if machine_start is None and leases: machine_start = round(leases[0]["held_s"] - leases[0]["wall_s"])   # the first call's held time less its wall time
     log = (files/"progress_log.txt").read_text()
     reps = reports(log)
     if not reps: raise SystemExit(f"no progress report in {files/'progress_log.txt'} names a run")
@@ -61,9 +62,10 @@ def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bo
         if not done: raise SystemExit("the sweep's log names no run done: no window to record")
         out["window"] = {"sweep_may_run_s": int(w[1]), "began_after_first_call_s": int(w[2]), "first_run_ended_s": done[0],   # the log's first: a second round's runs end sooner
                          "min_left_s": min_left, "budget_left_s": budget_left, "machine_seconds": machine_seconds,
-                         **({"machine_start_s": machine_start} if machine_start is not None else {}),
+                         **({"machine_start_s": machine_start} if machine_start is not None else {}), **({"leases": leases} if leases else {}),
                          "note": "the start call's line ('the sweep may run ...') and the sweep's log (its first 'done after'); budget_left_s: the session's device time `status` showed before the machine's first call; machine_seconds: the sweep's MACHINE_SECONDS"
-                                 + ("; machine_start_s: held seconds the machine took to start (the first call's lease held_s less its wall_s; the budget may count held time in part)" if machine_start is not None else "")}
+                                 + ("; machine_start_s: held seconds the machine took to start (the first call's lease held_s less its wall_s; the budget may count held time in part)" if machine_start is not None else "")
+                                 + ("; leases: each call's reply, in order (held_s: the machine's hold so far; wall_s: the call's command; budget_left_s: device time left after it)" if leases else "")}
     return out
 
 def main():
@@ -78,11 +80,14 @@ def main():
     p.add_argument("--cache-carried", action="store_true", help="the calls carried .gpu_cache/triton_cache.tar.xz")
     p.add_argument("--budget-left", type=int, default=None, help="the device seconds `status` showed before the first call")
     p.add_argument("--machine-seconds", type=int, default=None, help="the sweep's MACHINE_SECONDS")
-    p.add_argument("--machine-start", type=int, default=None, help="held seconds the machine took to start: the first call's lease held_s less its wall_s")
+    p.add_argument("--machine-start", type=int, default=None, help="held seconds the machine took to start (default: from the first --lease)")
+    p.add_argument("--lease", nargs=3, type=float, action="append", metavar=("HELD", "WALL", "LEFT"),
+                   help="one per call, in order: the reply's lease held_s, its wall_s, and the lease's budget_left_s")
     p.add_argument("--min-left", required=True, help="the sweep's MIN_LEFT (seconds, or auto; the script's default is 1200)")
     a = p.parse_args()
     min_left = a.min_left if a.min_left == "auto" else int(a.min_left)
-    a.out.write_text(json.dumps(wave_progress(a.files, a.results, a.what, a.date, a.cache_carried, min_left, a.start_line, a.budget_left, a.machine_seconds, a.machine_start), indent=1) + "\n")
+    a.out.write_text(json.dumps(wave_progress(a.files, a.results, a.what, a.date, a.cache_carried, min_left, a.start_line, a.budget_left, a.machine_seconds, a.machine_start,
+                                           [{"held_s": h, "wall_s": w, "budget_left_s": int(b)} for h, w, b in a.lease or []]), indent=1) + "\n")
     print(f"wrote {a.out}")
 
 if __name__ == "__main__": main()
