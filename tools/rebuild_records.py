@@ -14,14 +14,13 @@ accuracy are at the log's precision (4 significant digits in training, 3 decimal
 import argparse, ast, json, os, re, tarfile
 from pathlib import Path
 
+from lengen.experiments.launch import AT_ONCE_LINE, DONE_LINE   # the sweep log's lines
 from lengen.experiments.results import MEMORY_LAYOUT   # the tree's layout: a rebuild is refused where the setting's record differs
 from lengen.experiments.sweep import write_result   # the records' own format, written atomically
 
 EVAL_LINE = "{'copy/exact_match_accuracy@"   # one in-training evaluation (the Trainer's log of its metrics)
 METRIC = re.compile(r"^copy/(\w+)@(\d+)$")
 ROW = re.compile(r"^\s*(\d+)\*?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")   # lengen.eval.copy_task.format_length_table
-DONE = re.compile(r"^(\w+)/([\w-]+): done after ([\d.]+) s$")
-AT_ONCE = re.compile(r"^\d+ runs to do, \d+ done already; (\d+) at a time( under CUDA MPS)?$")
 METRICS = ("exact_match_accuracy", "token_accuracy", "teacher_forced_accuracy")
 
 def in_run_curve(log:str, steps:list[int], n:int) -> list[dict]:
@@ -66,8 +65,8 @@ def rebuild(files:dict[str, str], sweep:str, run:str, results:Path,
     log, summ = files[f"{folder}/sweep.log"], json.loads(files[f"{folder}/train_summary.json"])
     progress = json.loads(files[f"{folder}/lengen_progress.json"])
     sweep_log = files["sweep.log"].splitlines()
-    wall = [float(m[3]) for line in sweep_log if (m := DONE.match(line)) and (m[1], m[2]) == (sweep, run)]
-    at_once = [m for line in sweep_log if (m := AT_ONCE.match(line))]
+    wall = [float(m[3]) for line in sweep_log if (m := DONE_LINE.match(line)) and (m[1], m[2]) == (sweep, run)]
+    at_once = [m for line in sweep_log if (m := AT_ONCE_LINE.match(line))]
     if len(wall) != 1 or len(at_once) != 1: raise SystemExit(f"the sweep's log names {sweep}/{run} done {len(wall)} times and its runs at once {len(at_once)} times")
     n = {r["n"] for r in shape["copy"]["curve"] + shape["copy"]["results"]}
     if len(n) != 1: raise SystemExit(f"{shape_path} evaluates {sorted(n)} strings a length: one count expected")
@@ -99,7 +98,7 @@ def rebuild(files:dict[str, str], sweep:str, run:str, results:Path,
 
 def finished_runs(files:dict[str, str]) -> list[tuple[str, str]]:
     "(sweep, run) of every run the sweep's log names done."
-    return [(m[1], m[2]) for line in files["sweep.log"].splitlines() if (m := DONE.match(line))]
+    return [(m[1], m[2]) for line in files["sweep.log"].splitlines() if (m := DONE_LINE.match(line))]
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

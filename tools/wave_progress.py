@@ -13,12 +13,13 @@ Written so a wave's reports are copied by a program, not by hand from the calls'
 import argparse, json, re, tarfile
 from pathlib import Path
 
+from lengen.experiments.launch import DONE_LINE   # a finished run's line in the sweep's log
+
 REPORT = re.compile(r"^--- \d\d:\d\d:\d\d: ([\d.]+) min into the wave$")
 RUN = re.compile(r"^(\w+)/([\w-]+): [\w ]+; ([\d.]+) min since it began[^;]*; step (\d+) of \d+,.*peak GPU memory ([\d.]+) GiB")   # lengen.train.progress.progress_line
 RUN_NAME = re.compile(r"^(\w+)/([\w-]+): (not done|done|diverged); ")   # any run's line, to refuse one RUN does not read
 GPU = re.compile(r"^GPU memory used, total; utilization: (\d+) MiB, (\d+) MiB")
 WINDOW = re.compile(r"the sweep may run (\d+) s \(it began (\d+) s after this machine's first call\)")
-DONE = re.compile(r"^\S+: done after ([\d.]+) s$")
 FIRST_STEP = re.compile(r"the first step took ([\d.]+) s")
 
 def reports(log:str) -> list[dict]:
@@ -58,7 +59,7 @@ def wave_progress(files:Path, results:Path, what:str, date:str, cache_carried:bo
                        for p in reps if set(first_round) <= set(p["runs"])],   # a later run's values are None before it began
            "final_peak_gpu_gib": [x["peak_gpu_gib"] for x in records], "gpu_memory_total_mib": (reps[0]["gpu"] or (None, None))[1]}
     if w := WINDOW.search(log) or WINDOW.search(start_line or ""):   # the start call's line (the script writes it into the log)
-        done = [float(m[1]) for line in text["sweep.log"].splitlines() if (m := DONE.match(line))]
+        done = [float(m[3]) for line in text["sweep.log"].splitlines() if (m := DONE_LINE.match(line))]
         if not done: raise SystemExit("the sweep's log names no run done: no window to record")
         out["window"] = {"sweep_may_run_s": int(w[1]), "began_after_first_call_s": int(w[2]), "first_run_ended_s": done[0],   # the log's first: a second round's runs end sooner
                          "min_left_s": min_left, "budget_left_s": budget_left, "machine_seconds": machine_seconds,

@@ -36,10 +36,10 @@ from .gpu_share import (PEAK_MARGIN, PROCESS_GIB, GpuPicker, child_env, gpu_memo
 from .throughput import sweep_throughput
 
 # %% auto #0
-__all__ = ['ENGINES', 'train_command', 'run_one', 'stack_units', 'stack_name', 'stack_command', 'run_stack', 'run_shape',
-           'peak_key', 'every_record', 'recorded_peaks', 'fit_basis', 'parallel_runs', 'recorded_wall', 'run_sweep',
-           'job_overrides', 'in_given_folder', 'launch_sweep', 'collect_finished', 'corpus_refusal', 'check_specs',
-           'tally', 'stack_size', 'progress_report', 'main']
+__all__ = ['AT_ONCE_LINE', 'DONE_LINE', 'ENGINES', 'train_command', 'run_one', 'stack_units', 'stack_name', 'stack_command',
+           'run_stack', 'run_shape', 'peak_key', 'every_record', 'recorded_peaks', 'fit_basis', 'parallel_runs',
+           'recorded_wall', 'plan_line', 'status_line', 'run_sweep', 'job_overrides', 'in_given_folder', 'launch_sweep',
+           'collect_finished', 'corpus_refusal', 'check_specs', 'tally', 'stack_size', 'progress_report', 'main']
 
 # %% ../../nbs/experiments/11_launch.ipynb #b59e7847
 def train_command(spec:RunSpec, out_dir) -> list[str]:
@@ -219,6 +219,21 @@ def recorded_wall(units:list[list[RunSpec]], # the processes to start (`stack_un
                 and (rec.get("concurrent_runs"), rec.get("device"), rec.get("mps"), rec.get("devices")) == (concurrent, device, mps, devices)
                 and not record_diverged(rec)), default=None)
 
+# %% ../../nbs/experiments/11_launch.ipynb #5a1d0e11
+def plan_line(todo:int, done:int, # runs to do; runs with results already
+              at_once:int, devices:int=1, stack:int=0, mps:bool=False) -> str:
+    "`run_sweep`'s first line: what it will run, how many at a time, over how many GPUs, in stacks, under MPS."
+    return (f"{todo} runs to do, {done} done already; {at_once} at a time" + (f" over {devices} GPUs" if devices > 1 else "")
+            + (f", in stacks of up to {stack} seeds" if stack > 1 else "") + (" under CUDA MPS" if mps else ""))
+
+def status_line(st:dict) -> str:
+    "A sweep's line for one run's outcome (a `run_sweep` status)."
+    return f"{st['run']}: {st['status']} after {st['seconds']} s"
+
+AT_ONCE_LINE = re.compile(r"^\d+ runs to do, \d+ done already; (\d+) at a time( under CUDA MPS)?$")   # a `plan_line` on one GPU: runs at once, MPS
+DONE_LINE = re.compile(r"^(\w+)/([\w-]+): done after ([\d.]+) s$")   # a finished run's `status_line`: sweep, run, seconds
+
+
 # %% ../../nbs/experiments/11_launch.ipynb #124ecf38
 def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_root/<sweep>/
               work_root="outputs/sweep", # run folders (checkpoints): never committed
@@ -255,12 +270,11 @@ def run_sweep(specs:list[RunSpec], results_root, # results JSONs go to results_r
         return sts
     with (mps_daemon() if mps and todo else nullcontext()) as base, ThreadPoolExecutor(n) as ex:
         env = child_env(n, base)
-        log(f"{len(todo)} runs to do, {len(statuses)} done already; {n} at a time" + (f" over {devices} GPUs" if devices > 1 else "")
-            + (f", in stacks of up to {stack} seeds" if stack > 1 else "") + (" under CUDA MPS" if base else ""))
+        log(plan_line(len(todo), len(statuses), n, devices, stack, bool(base)))
         for fut in as_completed([ex.submit(go, u, env) for u in units]):
             for st in fut.result():
                 statuses.append(st)
-                log(f"{st['run']}: {st['status']} after {st['seconds']} s" + (f"\n{st['tail']}" if "tail" in st else ""))
+                log(status_line(st) + (f"\n{st['tail']}" if "tail" in st else ""))
     return statuses
 
 # %% ../../nbs/experiments/11_launch.ipynb #181a98be
