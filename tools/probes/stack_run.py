@@ -1,7 +1,7 @@
-"The stacked engine end to end on the GPU (issue 48): K members of copy_jelassi_mamba2_45m_<setting>, a short run with in-training and final evaluations.
+"""The stacked engine end to end on the GPU (issue 48): K members of copy_jelassi_mamba2_45m_<setting>, a short run with in-training and final evaluations.
 
     python tools/probes/stack_run.py K STEPS SETTING OUT.json
-"
+"""
 import sys, time, json, torch
 
 from lengen.compose import compose_config
