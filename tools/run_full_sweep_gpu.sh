@@ -52,7 +52,11 @@
 # ended, and those two, two at once, took 569-572 s. They ended ~1,617 s into the hold and the last call's lease held
 # 1,669 s, past the 1,619 s shown; it fitted only because the budget counted 624 of the first call's 804 held seconds.
 # MACHINE_SECONDS counts from the first call, so the start is outside it: keep MACHINE_SECONDS + the start (unknown before
-# the call) + the last call's return within the budget.
+# the call) + the last call's return within the budget. A first call that only installs (`source tools/gpu_env.sh`, which
+# stamps the machine's first call) makes the start known before the sweep is sized: its lease's held_s less its wall_s.
+# Then MACHINE_SECONDS = that lease's budget_left_s + its wall_s, less the last call's return (~60 s) and the gaps between
+# calls (~30 s); three at once need a window of ~920 s, two at once ~600 s (untried on a machine: on 2026-12-08 six starts
+# were refused, 180 s of the budget each, before the loans paused). tools/wave_progress.py --lease keeps every call's lease.
 # lengen_sweep refuses, before any run starts, a count whose runs do not fit in the GPUs' memory by the peak GPU memory
 # their experiments' records hold (peak_gpu_gib); MAX_PARALLEL=auto takes the most that fit and the sweep's log says how
 # many ("GPU memory: ..."). Both read the records under $W/results: the committed ones of the sweeps in SWEEPS (copied in
