@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from lengen.eval.copy_task import format_length_table
+from lengen.experiments.launch import plan_line, status_line
 from lengen.experiments.sequential import run_value
 
 ROOT = Path(__file__).parents[1]
@@ -27,8 +28,8 @@ def printed(record:dict) -> dict[str, str]:
     summary |= {"global_step": record["steps"], "world_size": 1, "tokens_per_step": None, "train_seconds": record["train_seconds"] + 0.04}
     return {f"{folder}/sweep.log": "\n".join(lines) + "\n", f"{folder}/train_summary.json": json.dumps(summary),
             f"{folder}/lengen_progress.json": json.dumps({"status": "finished", "evaluation_seconds": record.get("evaluation_seconds")}),
-            "sweep.log": f"{record['concurrent_runs'] * 3 + 1} runs to do, 0 done already; {record['concurrent_runs']} at a time under CUDA MPS\n"
-                         f"{record['sweep']}/{record['name']}-seed{record['seed']}: done after {record['wall_seconds']} s\n"}
+            "sweep.log": plan_line(record["concurrent_runs"] * 3 + 1, 0, record["concurrent_runs"], mps=True) + "\n"
+                         + status_line({"run": f"{record['sweep']}/{record['name']}-seed{record['seed']}", "status": "done", "seconds": record["wall_seconds"]}) + "\n"}
 
 def current(record:dict) -> dict:
     "`record` as the code that ran wave 9 writes it: with the evaluation's seconds (`evaluation_seconds`, before `copy`)."
